@@ -1,0 +1,185 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// TaskPhase is where an AgentTask is in its life. Succeeded, Failed and
+// Timeout are terminal: once reached, the phase never changes again.
+// +kubebuilder:validation:Enum=Pending;Running;Succeeded;Failed;Timeout
+type TaskPhase string
+
+// Task phases.
+const (
+	TaskPending   TaskPhase = "Pending"
+	TaskRunning   TaskPhase = "Running"
+	TaskSucceeded TaskPhase = "Succeeded"
+	TaskFailed    TaskPhase = "Failed"
+	TaskTimeout   TaskPhase = "Timeout"
+)
+
+// IsTerminal reports whether the phase can no longer change.
+func (p TaskPhase) IsTerminal() bool {
+	return p == TaskSucceeded || p == TaskFailed || p == TaskTimeout
+}
+
+// AgentTaskSpec describes one run of an agent. The spec is immutable: a task
+// is a single execution, so to run again, create a new AgentTask.
+// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec is immutable: create a new AgentTask to run again"
+type AgentTaskSpec struct {
+	// TaskID is the caller's identifier of this run, copied to the Job's
+	// task_id label and to the completion webhook.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9]([-_.A-Za-z0-9]*[A-Za-z0-9])?$`
+	TaskID string `json:"taskId"`
+	// UserID is the user the task runs for, copied to the Job's user_id label.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9]([-_.A-Za-z0-9]*[A-Za-z0-9])?$`
+	UserID string `json:"userId"`
+	// Image is the agent's container image, e.g. ghcr.io/acme/agent:1.2.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=512
+	// +kubebuilder:validation:Pattern=`^[^\s]+$`
+	Image string `json:"image"`
+	// Command overrides the image's entrypoint.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=4096
+	Command []string `json:"command,omitempty"`
+	// Args are the arguments to the entrypoint.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=256
+	// +kubebuilder:validation:items:MaxLength=32768
+	Args []string `json:"args,omitempty"`
+	// Input is passed to the agent as environment variables, one per key.
+	// Keys must be valid environment variable names.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=128
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^[A-Za-z_][A-Za-z0-9_]*$') && size(k) <= 128)",message="input keys must be environment variable names: letters, digits and '_', not starting with a digit, at most 128 characters"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, size(self[k]) <= 32768)",message="each input value must be at most 32768 characters"
+	Input map[string]string `json:"input,omitempty"`
+	// TimeoutSeconds bounds the run: the Job's activeDeadlineSeconds. A task
+	// that runs longer ends in phase Timeout. Unset means no limit.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=604800
+	TimeoutSeconds *int64 `json:"timeoutSeconds,omitempty"`
+	// Resources are the agent container's requests and limits.
+	// +optional
+	Resources *ResourceRequirements `json:"resources,omitempty"`
+	// WebhookURL receives a POST with the task's result once it is terminal.
+	// +optional
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:XValidation:rule="isURL(self) && url(self).getScheme() in ['http', 'https'] && url(self).getHostname() != ''",message="webhookUrl must be an absolute http or https URL"
+	WebhookURL string `json:"webhookUrl,omitempty"`
+	// WebhookSecretRef names a Secret key whose value signs the webhook body
+	// (HMAC-SHA256, sent in the X-Opsnorth-Signature header).
+	// +optional
+	WebhookSecretRef *SecretKeyReference `json:"webhookSecretRef,omitempty"`
+	// ServiceAccountName is the ServiceAccount the agent's pod runs as.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	ServiceAccountName string `json:"serviceAccountName,omitempty"`
+	// ImagePullSecrets are names of Secrets in the task's namespace used to pull the image.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:MaxLength=253
+	// +kubebuilder:validation:items:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	ImagePullSecrets []string `json:"imagePullSecrets,omitempty"`
+	// TTLSecondsAfterFinished is how long the finished Job and its pod are kept
+	// before they are garbage collected. The AgentTask itself stays. Defaults to
+	// the manager's setting (3600).
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=2592000
+	TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished,omitempty"`
+}
+
+// AgentTaskStatus is the observed state of an AgentTask, taken from its Job and pod.
+type AgentTaskStatus struct {
+	// Phase is where the task is: Pending, Running, Succeeded, Failed or Timeout.
+	// +optional
+	Phase TaskPhase `json:"phase,omitempty"`
+	// JobName is the name of the task's Job.
+	// +optional
+	JobName string `json:"jobName,omitempty"`
+	// PodName is the name of the pod that ran the agent.
+	// +optional
+	PodName string `json:"podName,omitempty"`
+	// StartTime is when the agent's pod started running.
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+	// CompletionTime is when the task reached a terminal phase.
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+	// Output is the agent's result, read from its termination message: a JSON
+	// object of strings is kept as is, any other text under the key "result".
+	// +optional
+	Output map[string]string `json:"output,omitempty"`
+	// Message explains the phase in words, e.g. why the task failed.
+	// +optional
+	Message string `json:"message,omitempty"`
+	// Reason is a CamelCase word for why the task ended, e.g. Completed,
+	// Error, DeadlineExceeded, PodDeleted.
+	// +optional
+	Reason string `json:"reason,omitempty"`
+	// ExitCode is the agent container's exit code once it terminated.
+	// +optional
+	ExitCode *int32 `json:"exitCode,omitempty"`
+	// Webhook records the delivery of the completion webhook.
+	// +optional
+	Webhook *WebhookDelivery `json:"webhook,omitempty"`
+	// ObservedGeneration is the generation of the spec this status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// Conditions are Ready (the task succeeded), Reconciling, Stalled and
+	// WebhookDelivered.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// AgentTask is one ephemeral run of an AI agent as a batch Job. Its status
+// tells the truth of the Job and pod: phase, exit code, output and times.
+//
+// +genclient
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 63 && self.metadata.name.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must be a DNS label (at most 63 lowercase letters, digits and '-'): it names the task's Job"
+// +kubebuilder:resource:scope=Namespaced,shortName=at,categories=scheduler
+// +kubebuilder:printcolumn:name="Task",type=string,JSONPath=`.spec.taskId`
+// +kubebuilder:printcolumn:name="User",type=string,JSONPath=`.spec.userId`
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Exit",type=integer,JSONPath=`.status.exitCode`
+// +kubebuilder:printcolumn:name="Started",type=date,JSONPath=`.status.startTime`
+// +kubebuilder:printcolumn:name="Message",type=string,JSONPath=`.status.message`,priority=1
+// +kubebuilder:printcolumn:name="Job",type=string,JSONPath=`.status.jobName`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type AgentTask struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// Spec is what to run.
+	Spec AgentTaskSpec `json:"spec"`
+	// Status is what happened.
+	// +optional
+	Status AgentTaskStatus `json:"status,omitempty"`
+}
+
+// AgentTaskList is a list of AgentTasks.
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+// +kubebuilder:object:root=true
+type AgentTaskList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	// Items are the AgentTasks.
+	Items []AgentTask `json:"items"`
+}

@@ -1,0 +1,111 @@
+package v1alpha1
+
+import (
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Condition types shared by every kind. Ready, Reconciling and Stalled follow
+// the kstatus conventions, so `kubectl wait --for=condition=Ready` and
+// kstatus-aware tools (Flux, Argo CD, cli-utils) read them without custom code.
+const (
+	// ConditionReady is True when the object reached the state its spec asks for.
+	ConditionReady = "Ready"
+	// ConditionReconciling is True while the manager is still working towards the spec.
+	ConditionReconciling = "Reconciling"
+	// ConditionStalled is True when progress needs a change by a human (bad input,
+	// missing template); the reason and message say what.
+	ConditionStalled = "Stalled"
+)
+
+// ResourceRequirements are the compute resources of one container.
+// +kubebuilder:validation:XValidation:rule="!has(self.requests) || !has(self.limits) || ((!has(self.requests.cpu) || !has(self.limits.cpu) || quantity(string(self.requests.cpu)).compareTo(quantity(string(self.limits.cpu))) <= 0) && (!has(self.requests.memory) || !has(self.limits.memory) || quantity(string(self.requests.memory)).compareTo(quantity(string(self.limits.memory))) <= 0) && (!has(self.requests.ephemeralStorage) || !has(self.limits.ephemeralStorage) || quantity(string(self.requests.ephemeralStorage)).compareTo(quantity(string(self.limits.ephemeralStorage))) <= 0))",message="each request must not exceed the limit of the same resource"
+type ResourceRequirements struct {
+	// Requests is the minimum amount of each resource the container needs; the
+	// scheduler places the pod only where this much is free.
+	// +optional
+	Requests *ResourceAmounts `json:"requests,omitempty"`
+	// Limits is the most of each resource the container may use. A container
+	// above its memory limit is killed; above its CPU limit it is throttled.
+	// +optional
+	Limits *ResourceAmounts `json:"limits,omitempty"`
+}
+
+// ResourceAmounts are amounts of the compute resources a container can ask for.
+type ResourceAmounts struct {
+	// CPU in cores, e.g. 500m or 2.
+	// +optional
+	CPU *resource.Quantity `json:"cpu,omitempty"`
+	// Memory in bytes, e.g. 256Mi or 2Gi.
+	// +optional
+	Memory *resource.Quantity `json:"memory,omitempty"`
+	// EphemeralStorage is local scratch disk in bytes, e.g. 1Gi.
+	// +optional
+	EphemeralStorage *resource.Quantity `json:"ephemeralStorage,omitempty"`
+}
+
+// SecretKeyReference selects one key of a Secret in the object's own namespace.
+type SecretKeyReference struct {
+	// Name of the Secret, in the same namespace as the object that references it.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	Name string `json:"name"`
+	// Key within the Secret's data.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[-._a-zA-Z0-9]+$`
+	Key string `json:"key"`
+}
+
+// EnvVar is one environment variable with a literal value.
+type EnvVar struct {
+	// Name of the variable: letters, digits and underscores, not starting with a digit.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=128
+	// +kubebuilder:validation:Pattern=`^[A-Za-z_][A-Za-z0-9_]*$`
+	Name string `json:"name"`
+	// Value of the variable.
+	// +optional
+	// +kubebuilder:validation:MaxLength=32768
+	Value string `json:"value,omitempty"`
+}
+
+// ConfigFile is a file mounted read-only into a container.
+type ConfigFile struct {
+	// Path is the absolute path of the file inside the container, e.g. /etc/app/config.yaml.
+	// +kubebuilder:validation:MinLength=2
+	// +kubebuilder:validation:MaxLength=512
+	// +kubebuilder:validation:Pattern=`^/[^\x00]*[^/]$`
+	// +kubebuilder:validation:XValidation:rule="!self.contains('/../') && !self.endsWith('/..') && !self.contains('//')",message="path must be a clean absolute file path without '..' or '//'"
+	Path string `json:"path"`
+	// Content is the file's text.
+	// +kubebuilder:validation:MaxLength=262144
+	Content string `json:"content"`
+}
+
+// WebhookDelivery records the delivery of a completion webhook. Delivery is
+// at-least-once: the receiver deduplicates by the Idempotency-Key header.
+type WebhookDelivery struct {
+	// Attempts is the number of requests sent so far.
+	// +optional
+	Attempts int32 `json:"attempts,omitempty"`
+	// Delivered is true once the receiver answered with a 2xx status. A
+	// delivered webhook is never sent again.
+	// +optional
+	Delivered bool `json:"delivered,omitempty"`
+	// GaveUp is true when the attempts were exhausted without a 2xx answer.
+	// +optional
+	GaveUp bool `json:"gaveUp,omitempty"`
+	// LastStatusCode is the HTTP status of the last answer; 0 when the last
+	// attempt got no answer (connection refused, timeout, refused address).
+	// +optional
+	LastStatusCode int32 `json:"lastStatusCode,omitempty"`
+	// LastAttemptTime is when the last request was sent.
+	// +optional
+	LastAttemptTime *metav1.Time `json:"lastAttemptTime,omitempty"`
+	// LastError describes why the last attempt failed, without the response body.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	LastError string `json:"lastError,omitempty"`
+}

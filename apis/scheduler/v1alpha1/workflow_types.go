@@ -1,0 +1,260 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// WorkflowPhase is where a Workflow is in its life. Succeeded and Failed are terminal.
+// +kubebuilder:validation:Enum=Pending;Running;Succeeded;Failed
+type WorkflowPhase string
+
+// Workflow phases.
+const (
+	WorkflowPending   WorkflowPhase = "Pending"
+	WorkflowRunning   WorkflowPhase = "Running"
+	WorkflowSucceeded WorkflowPhase = "Succeeded"
+	WorkflowFailed    WorkflowPhase = "Failed"
+)
+
+// IsTerminal reports whether the phase can no longer change.
+func (p WorkflowPhase) IsTerminal() bool {
+	return p == WorkflowSucceeded || p == WorkflowFailed
+}
+
+// StepPhase is where one step of a Workflow is.
+// +kubebuilder:validation:Enum=Pending;Running;Retrying;Succeeded;Failed;Skipped
+type StepPhase string
+
+// Step phases. Skipped marks steps that never started because the workflow
+// failed or timed out first.
+const (
+	StepPending   StepPhase = "Pending"
+	StepRunning   StepPhase = "Running"
+	StepRetrying  StepPhase = "Retrying"
+	StepSucceeded StepPhase = "Succeeded"
+	StepFailed    StepPhase = "Failed"
+	StepSkipped   StepPhase = "Skipped"
+)
+
+// WorkflowSpec is an ordered list, or a DAG, of agent steps. The spec is
+// immutable: a workflow is a single execution.
+// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec is immutable: create a new Workflow to run again"
+// +kubebuilder:validation:XValidation:rule="self.steps.all(s, !has(s.dependsOn) || s.dependsOn.all(d, self.steps.exists(t, t.name == d)))",message="steps[].dependsOn must name steps of this workflow",fieldPath=".steps"
+// +kubebuilder:validation:XValidation:rule="self.steps.all(s, !has(s.dependsOn) || !(s.name in s.dependsOn))",message="a step cannot depend on itself",fieldPath=".steps"
+type WorkflowSpec struct {
+	// UserID is the user the workflow runs for; every step's AgentTask carries it.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9]([-_.A-Za-z0-9]*[A-Za-z0-9])?$`
+	UserID string `json:"userId"`
+	// Input holds workflow-level values that steps read as ${inputs.KEY}.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=128
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^[A-Za-z_][A-Za-z0-9_]*$') && size(k) <= 128)",message="input keys must be letters, digits and '_', not starting with a digit, at most 128 characters"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, size(self[k]) <= 32768)",message="each input value must be at most 32768 characters"
+	Input map[string]string `json:"input,omitempty"`
+	// Steps run as AgentTasks. Without any dependsOn they run one after another
+	// in list order; with dependsOn they form a DAG and independent branches run
+	// in parallel.
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=50
+	Steps []WorkflowStep `json:"steps"`
+	// TimeoutSeconds bounds the whole workflow; when it passes, running steps
+	// are stopped and the workflow fails with reason Timeout.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=2592000
+	TimeoutSeconds *int64 `json:"timeoutSeconds,omitempty"`
+	// WebhookURL receives a POST with the workflow's result once it is terminal.
+	// +optional
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:XValidation:rule="isURL(self) && url(self).getScheme() in ['http', 'https'] && url(self).getHostname() != ''",message="webhookUrl must be an absolute http or https URL"
+	WebhookURL string `json:"webhookUrl,omitempty"`
+	// WebhookSecretRef names a Secret key whose value signs the webhook body.
+	// +optional
+	WebhookSecretRef *SecretKeyReference `json:"webhookSecretRef,omitempty"`
+}
+
+// WorkflowStep is one agent run of a workflow.
+type WorkflowStep struct {
+	// Name identifies the step: in dependsOn, in ${steps.NAME.output.KEY} and
+	// in the name of its AgentTask.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=40
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Name string `json:"name"`
+	// Image is the agent's container image.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=512
+	// +kubebuilder:validation:Pattern=`^[^\s]+$`
+	Image string `json:"image"`
+	// Command overrides the image's entrypoint.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=4096
+	Command []string `json:"command,omitempty"`
+	// Args are the arguments to the entrypoint.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=256
+	// +kubebuilder:validation:items:MaxLength=32768
+	Args []string `json:"args,omitempty"`
+	// Input becomes the step task's input. Values may reference
+	// ${steps.N.output.KEY} (N is a 0-based step index), ${steps.NAME.output.KEY}
+	// and ${inputs.KEY}; "$${" writes a literal "${".
+	// +optional
+	// +kubebuilder:validation:MaxProperties=128
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^[A-Za-z_][A-Za-z0-9_]*$') && size(k) <= 128)",message="input keys must be environment variable names: letters, digits and '_', not starting with a digit, at most 128 characters"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, size(self[k]) <= 32768)",message="each input value must be at most 32768 characters"
+	Input map[string]string `json:"input,omitempty"`
+	// TimeoutSeconds bounds each attempt of the step.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=604800
+	TimeoutSeconds *int64 `json:"timeoutSeconds,omitempty"`
+	// Resources are the step container's requests and limits.
+	// +optional
+	Resources *ResourceRequirements `json:"resources,omitempty"`
+	// ServiceAccountName is the ServiceAccount the step's pod runs as.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	ServiceAccountName string `json:"serviceAccountName,omitempty"`
+	// Retries sets how often a failed step is tried again.
+	// +optional
+	Retries *RetryPolicy `json:"retries,omitempty"`
+	// DependsOn names the steps that must succeed before this one starts.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=20
+	// +kubebuilder:validation:items:MaxLength=40
+	DependsOn []string `json:"dependsOn,omitempty"`
+}
+
+// RetryPolicy retries a failed step with exponential backoff.
+// +kubebuilder:validation:XValidation:rule="!has(self.backoffSeconds) || !has(self.maxBackoffSeconds) || self.backoffSeconds <= self.maxBackoffSeconds",message="backoffSeconds must not exceed maxBackoffSeconds"
+type RetryPolicy struct {
+	// Limit is the number of retries after the first attempt.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=10
+	Limit int32 `json:"limit"`
+	// BackoffSeconds is the wait before the first retry; each later retry waits twice as long.
+	// +optional
+	// +kubebuilder:default=5
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=3600
+	BackoffSeconds *int32 `json:"backoffSeconds,omitempty"`
+	// MaxBackoffSeconds caps the wait between retries.
+	// +optional
+	// +kubebuilder:default=300
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=86400
+	MaxBackoffSeconds *int32 `json:"maxBackoffSeconds,omitempty"`
+}
+
+// StepStatus is the observed state of one step.
+type StepStatus struct {
+	// Name of the step.
+	Name string `json:"name"`
+	// Phase of the step.
+	// +optional
+	Phase StepPhase `json:"phase,omitempty"`
+	// TaskName is the AgentTask of the step's latest attempt.
+	// +optional
+	TaskName string `json:"taskName,omitempty"`
+	// Attempts is the number of AgentTasks created for the step so far.
+	// +optional
+	Attempts int32 `json:"attempts,omitempty"`
+	// StartTime is when the step's first attempt was created.
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+	// CompletionTime is when the step reached Succeeded or Failed.
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+	// NextAttemptTime is when a Retrying step's next attempt starts.
+	// +optional
+	NextAttemptTime *metav1.Time `json:"nextAttemptTime,omitempty"`
+	// Output is the step task's output, which later steps read.
+	// +optional
+	Output map[string]string `json:"output,omitempty"`
+	// Message explains the step's phase, e.g. why it failed.
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// WorkflowStatus is the observed state of a Workflow.
+type WorkflowStatus struct {
+	// Phase is Pending, Running, Succeeded or Failed.
+	// +optional
+	Phase WorkflowPhase `json:"phase,omitempty"`
+	// CurrentStep is the index of the first step that has not finished; it
+	// equals the number of steps once all have.
+	// +optional
+	CurrentStep int32 `json:"currentStep,omitempty"`
+	// StepStatuses holds one entry per step, in spec order.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	StepStatuses []StepStatus `json:"stepStatuses,omitempty"`
+	// StartTime is when the first step was started.
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+	// CompletionTime is when the workflow reached Succeeded or Failed.
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+	// Duration is CompletionTime minus StartTime, e.g. "1m30s".
+	// +optional
+	Duration string `json:"duration,omitempty"`
+	// Message explains the phase in words, e.g. why the workflow failed.
+	// +optional
+	Message string `json:"message,omitempty"`
+	// Webhook records the delivery of the completion webhook.
+	// +optional
+	Webhook *WebhookDelivery `json:"webhook,omitempty"`
+	// ObservedGeneration is the generation of the spec this status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// Conditions are Ready (all steps succeeded), Reconciling and Stalled.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// Workflow runs steps of AgentTasks in order or as a DAG, passing each step's
+// output to later steps.
+//
+// +genclient
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Namespaced,shortName=wf,categories=scheduler
+// +kubebuilder:printcolumn:name="User",type=string,JSONPath=`.spec.userId`
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Step",type=integer,JSONPath=`.status.currentStep`
+// +kubebuilder:printcolumn:name="Duration",type=string,JSONPath=`.status.duration`
+// +kubebuilder:printcolumn:name="Message",type=string,JSONPath=`.status.message`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type Workflow struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// Spec is the steps to run.
+	Spec WorkflowSpec `json:"spec"`
+	// Status is what happened.
+	// +optional
+	Status WorkflowStatus `json:"status,omitempty"`
+}
+
+// WorkflowList is a list of Workflows.
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+// +kubebuilder:object:root=true
+type WorkflowList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	// Items are the Workflows.
+	Items []Workflow `json:"items"`
+}

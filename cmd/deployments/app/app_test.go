@@ -1,0 +1,132 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"opsnorth.io/scheduler/pkg/manager"
+)
+
+var deploymentEnv = []string{"DEPLOYMENT_DOMAIN", "CLUSTER_SECRET_STORE", "DISABLE_NETWORK_POLICIES", "WATCH_NAMESPACE"}
+
+// run executes the deployments command with a captured run function and
+// returns the component passed to it (nil if run was not called).
+func run(t *testing.T, env map[string]string, args ...string) (*Options, *manager.Component, error) {
+	t.Helper()
+	for _, name := range deploymentEnv {
+		t.Setenv(name, "")
+		require.NoError(t, os.Unsetenv(name))
+	}
+	for k, v := range env {
+		t.Setenv(k, v)
+	}
+	o := &Options{}
+	var got *manager.Component
+	cmd := manager.NewCommand(component(o), manager.WithRunFunc(
+		func(_ context.Context, _ manager.Options, c manager.Component) error { got = &c; return nil }))
+	cmd.SetOut(&bytes.Buffer{})
+	cmd.SetErr(&bytes.Buffer{})
+	cmd.SetArgs(args)
+	return o, got, cmd.Execute()
+}
+
+func TestOptions(t *testing.T) {
+	tests := []struct {
+		name string
+		env  map[string]string
+		args []string
+		want Options
+	}{
+		{name: "defaults with required domain", args: []string{"--deployment-domain=apps.example.com"},
+			want: Options{DeploymentDomain: "apps.example.com", ClusterSecretStore: "default"}},
+		{name: "env fallback",
+			env: map[string]string{"DEPLOYMENT_DOMAIN": "apps.env.com", "CLUSTER_SECRET_STORE": "vault",
+				"DISABLE_NETWORK_POLICIES": "true", "WATCH_NAMESPACE": "team-a,team-b"},
+			want: Options{DeploymentDomain: "apps.env.com", ClusterSecretStore: "vault",
+				DisableNetworkPolicies: true, WatchNamespaces: manager.Namespaces{"team-a", "team-b"}}},
+		{name: "flags win over env",
+			env: map[string]string{"DEPLOYMENT_DOMAIN": "apps.env.com", "CLUSTER_SECRET_STORE": "vault",
+				"DISABLE_NETWORK_POLICIES": "true", "WATCH_NAMESPACE": "team-a"},
+			args: []string{"--deployment-domain=apps.flag.com", "--cluster-secret-store=aws",
+				"--disable-network-policies=false", "--watch-namespace=team-c"},
+			want: Options{DeploymentDomain: "apps.flag.com", ClusterSecretStore: "aws",
+				WatchNamespaces: manager.Namespaces{"team-c"}}},
+		{name: "empty bool env is unset", env: map[string]string{"DISABLE_NETWORK_POLICIES": ""},
+			args: []string{"--deployment-domain=apps.example.com"},
+			want: Options{DeploymentDomain: "apps.example.com", ClusterSecretStore: "default"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o, got, err := run(t, tt.env, tt.args...)
+			require.NoError(t, err)
+			require.NotNil(t, got)
+			assert.Equal(t, tt.want, *o)
+			assert.Equal(t, tt.want.WatchNamespaces, got.Namespaces())
+		})
+	}
+}
+
+func TestValidation(t *testing.T) {
+	tests := []struct {
+		name string
+		env  map[string]string
+		args []string
+		want []string
+	}{
+		{name: "missing domain", want: []string{"--deployment-domain is required (or set DEPLOYMENT_DOMAIN)"}},
+		{name: "invalid domain", args: []string{"--deployment-domain=Apps_Example"},
+			want: []string{`--deployment-domain: invalid domain "Apps_Example"`}},
+		{name: "empty secret store", args: []string{"--deployment-domain=apps.example.com", "--cluster-secret-store="},
+			want: []string{`--cluster-secret-store: invalid name ""`}},
+		{name: "invalid bool env", env: map[string]string{"DISABLE_NETWORK_POLICIES": "maybe", "DEPLOYMENT_DOMAIN": "a.b"},
+			want: []string{`invalid value "maybe" for DISABLE_NETWORK_POLICIES (--disable-network-policies)`}},
+		{name: "invalid watch namespace", args: []string{"--deployment-domain=a.b", "--watch-namespace=Bad"},
+			want: []string{`"--watch-namespace"`, `invalid namespace "Bad"`}},
+		{name: "component and common errors together", args: []string{"--kube-api-qps=0"},
+			want: []string{"--deployment-domain is required", "--kube-api-qps"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, got, err := run(t, tt.env, tt.args...)
+			require.Error(t, err)
+			for _, want := range tt.want {
+				assert.Contains(t, err.Error(), want)
+			}
+			assert.Nil(t, got, "run must not be called")
+		})
+	}
+}
+
+func TestComponent(t *testing.T) {
+	o := &Options{DeploymentDomain: "apps.example.com", ClusterSecretStore: "vault"}
+	c := component(o)
+	assert.Equal(t, "deployments", c.Name)
+	assert.Equal(t, "deployments.scheduler.opsnorth.io", c.LeaderElectionID)
+	assert.Equal(t, "opsnorth-scheduler-deployments", c.FieldOwner())
+	assert.Equal(t, []any{"deploymentDomain", "apps.example.com", "clusterSecretStore", "vault",
+		"disableNetworkPolicies", false}, c.LogValues())
+	require.NotNil(t, c.Setup)
+	assert.NoError(t, c.Setup(t.Context(), &manager.Deps{}))
+}
+
+func TestHelp(t *testing.T) {
+	cmd := NewCommand()
+	var out bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetArgs([]string{"--help"})
+	require.NoError(t, cmd.Execute())
+	for _, want := range []string{
+		"--deployment-domain", "(env DEPLOYMENT_DOMAIN)",
+		"--cluster-secret-store", "(env CLUSTER_SECRET_STORE)", `(default "default")`,
+		"--disable-network-policies", "(env DISABLE_NETWORK_POLICIES)",
+		"--watch-namespace", "(env WATCH_NAMESPACE)",
+		"--metrics-bind-address", "(env MAX_CONCURRENT_RECONCILES)",
+	} {
+		assert.Contains(t, out.String(), want)
+	}
+}

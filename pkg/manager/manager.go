@@ -1,0 +1,146 @@
+package manager
+
+import (
+	"context"
+	"fmt"
+	goruntime "runtime"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client/config"
+	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+)
+
+// Run sets up logging, builds the controller-runtime manager for c, calls
+// c.Setup and blocks in the manager until ctx is cancelled.
+func Run(ctx context.Context, opts Options, c Component) error {
+	logger := zap.New(zap.UseFlagOptions(&opts.Zap))
+	ctrl.SetLogger(logger)
+	klog.SetLogger(logger)
+	log := logger.WithName("setup")
+	log.Info("starting manager", startupValues(opts, c)...)
+
+	restCfg, err := restConfig(opts, c)
+	if err != nil {
+		return fmt.Errorf("load kubeconfig: %w", err)
+	}
+	scheme, err := newScheme(c)
+	if err != nil {
+		return err
+	}
+	mgr, err := ctrl.NewManager(restCfg, managerOptions(opts, c, scheme))
+	if err != nil {
+		return fmt.Errorf("create manager: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return fmt.Errorf("add healthz check: %w", err)
+	}
+	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
+		return fmt.Errorf("add readyz check: %w", err)
+	}
+	deps := &Deps{Manager: mgr, Options: opts, FieldOwner: c.FieldOwner()}
+	if err := c.Setup(ctx, deps); err != nil {
+		return fmt.Errorf("set up %s: %w", c.Name, err)
+	}
+	if err := mgr.Start(ctx); err != nil {
+		return fmt.Errorf("run manager: %w", err)
+	}
+	return nil
+}
+
+// startupValues are the key/value pairs of the startup log line.
+func startupValues(opts Options, c Component) []any {
+	values := []any{
+		"component", c.Name,
+		"version", version,
+		"goVersion", goruntime.Version(),
+		"namespaces", namespacesOf(c).describe(),
+		"leaderElect", opts.LeaderElect,
+		"leaderElectionID", c.LeaderElectionID,
+		"leaderElectionNamespace", opts.LeaderElectionNamespace,
+		"metricsBindAddress", opts.MetricsBindAddress,
+		"healthProbeBindAddress", opts.HealthProbeBindAddress,
+		"maxConcurrentReconciles", opts.MaxConcurrentReconciles,
+		"kubeAPIQPS", opts.KubeAPIQPS,
+		"kubeAPIBurst", opts.KubeAPIBurst,
+	}
+	if c.LogValues != nil {
+		values = append(values, c.LogValues()...)
+	}
+	return values
+}
+
+func namespacesOf(c Component) Namespaces {
+	if c.Namespaces == nil {
+		return nil
+	}
+	return c.Namespaces()
+}
+
+// restConfig loads the kubeconfig (--kubeconfig, else controller-runtime's
+// KUBECONFIG / in-cluster / $HOME order) and applies the client rate limits.
+func restConfig(opts Options, c Component) (*rest.Config, error) {
+	var (
+		cfg *rest.Config
+		err error
+	)
+	if opts.Kubeconfig != "" {
+		cfg, err = clientcmd.BuildConfigFromFlags("", opts.Kubeconfig)
+	} else {
+		cfg, err = config.GetConfig()
+	}
+	if err != nil {
+		return nil, err
+	}
+	cfg.QPS = opts.KubeAPIQPS
+	cfg.Burst = opts.KubeAPIBurst
+	cfg.UserAgent = fmt.Sprintf("%s/%s", c.FieldOwner(), version)
+	return cfg, nil
+}
+
+// newScheme returns client-go's scheme plus the component's API types.
+func newScheme(c Component) (*runtime.Scheme, error) {
+	scheme := runtime.NewScheme()
+	for _, add := range append([]func(*runtime.Scheme) error{clientgoscheme.AddToScheme}, c.AddToScheme...) {
+		if err := add(scheme); err != nil {
+			return nil, fmt.Errorf("build scheme: %w", err)
+		}
+	}
+	return scheme, nil
+}
+
+// managerOptions maps opts and c onto controller-runtime's manager options.
+func managerOptions(opts Options, c Component, scheme *runtime.Scheme) ctrl.Options {
+	cacheOpts := cache.Options{
+		DefaultTransform:  cache.TransformStripManagedFields(),
+		DefaultNamespaces: namespacesOf(c).cacheConfig(),
+	}
+	if c.CacheByObject != nil {
+		cacheOpts.ByObject = c.CacheByObject()
+	}
+	return ctrl.Options{
+		Scheme:                        scheme,
+		Cache:                         cacheOpts,
+		Metrics:                       metricsserver.Options{BindAddress: opts.MetricsBindAddress},
+		HealthProbeBindAddress:        opts.HealthProbeBindAddress,
+		LeaderElection:                opts.LeaderElect,
+		LeaderElectionID:              c.LeaderElectionID,
+		LeaderElectionNamespace:       opts.LeaderElectionNamespace,
+		LeaderElectionResourceLock:    resourcelock.LeasesResourceLock,
+		LeaderElectionReleaseOnCancel: opts.LeaderElectionReleaseOnCancel,
+		LeaseDuration:                 &opts.LeaseDuration,
+		RenewDeadline:                 &opts.RenewDeadline,
+		RetryPeriod:                   &opts.RetryPeriod,
+		GracefulShutdownTimeout:       &opts.GracefulShutdownTimeout,
+		Controller:                    ctrlconfig.Controller{MaxConcurrentReconciles: opts.MaxConcurrentReconciles},
+	}
+}

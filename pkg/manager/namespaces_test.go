@@ -1,0 +1,50 @@
+package manager
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+)
+
+func TestParseNamespaces(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    Namespaces
+		wantErr string
+	}{
+		{in: "", want: nil},
+		{in: " , ,", want: nil},
+		{in: "agent-tasks", want: Namespaces{"agent-tasks"}},
+		{in: " a , b,a,", want: Namespaces{"a", "b"}},
+		{in: "ok,Bad_NS", wantErr: `invalid namespace "Bad_NS"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := ParseNamespaces(tt.in)
+			if tt.wantErr != "" {
+				require.ErrorContains(t, err, tt.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got)
+			assert.Equal(t, len(tt.want) == 0, got.All())
+		})
+	}
+}
+
+func TestNamespacesValue(t *testing.T) {
+	n := Namespaces{"default"}
+	require.NoError(t, n.Set("x,y"))
+	assert.Equal(t, "x,y", n.String())
+	assert.Equal(t, "x,y", n.describe())
+	assert.Equal(t, map[string]cache.Config{"x": {}, "y": {}}, n.cacheConfig())
+
+	require.NoError(t, n.Set(""))
+	assert.Equal(t, "all", n.describe())
+	assert.Nil(t, n.cacheConfig())
+
+	require.Error(t, n.Set("UPPER"))
+	assert.True(t, n.All(), "a failed Set leaves the value unchanged")
+}
