@@ -52,7 +52,7 @@ func TestCommandEnvPrecedence(t *testing.T) {
 				assert.Equal(t, "cog", widget)
 			}},
 		{name: "flags win over env",
-			env: map[string]string{"MAX_CONCURRENT_RECONCILES": "3", "KUBE_API_QPS": "5", "DEV_MODE": "true", "WIDGET": "cog"},
+			env:  map[string]string{"MAX_CONCURRENT_RECONCILES": "3", "KUBE_API_QPS": "5", "DEV_MODE": "true", "WIDGET": "cog"},
 			args: []string{"--max-concurrent-reconciles=20", "--kube-api-qps=70", "--zap-devel=false", "--widget=nut"},
 			check: func(t *testing.T, o Options, widget string) {
 				assert.Equal(t, 20, o.MaxConcurrentReconciles)

@@ -9,6 +9,8 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"opsnorth.io/scheduler/generated/clientset/versioned"
 )
 
 // Component declares one manager binary. Only Name, LeaderElectionID and
@@ -64,12 +66,6 @@ func (c Component) validate() error {
 }
 
 // Deps is what Component.Setup receives.
-//
-// The generated API clients join Deps once the generated/ tree exists:
-// Clientset (opsnorth.io/scheduler/generated/clientset/versioned.Interface)
-// and Informers (opsnorth.io/scheduler/generated/informers/externalversions.SharedInformerFactory),
-// built by Run from Manager.GetConfig(), with Informers started on every
-// replica through AddInformerFactory.
 type Deps struct {
 	// Manager is the controller-runtime manager. Register controllers with
 	// ctrl.NewControllerManagedBy(Manager) and record events with
@@ -80,4 +76,11 @@ type Deps struct {
 	Options Options
 	// FieldOwner is the server-side apply field manager for this binary.
 	FieldOwner string
+	// Clientset is the generated typed client of the scheduler API; writes go
+	// through it with server-side apply under FieldOwner.
+	Clientset versioned.Interface
+	// Informers are the generated shared informer factories of the scheduler
+	// API. Request informers in Setup: the factories start with the manager,
+	// on every replica, and readyz waits for their caches to sync.
+	Informers *SchedulerInformers
 }

@@ -18,6 +18,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	schedulerv1alpha1 "opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 )
 
 // Run sets up logging, builds the controller-runtime manager for c, calls
@@ -41,6 +43,8 @@ func Run(ctx context.Context, opts Options, c Component) error {
 	if err != nil {
 		return fmt.Errorf("create manager: %w", err)
 	}
+	// Both probes only report that the process serves HTTP; AddInformerFactory
+	// adds a readyz check that also waits for informer caches to sync.
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return fmt.Errorf("add healthz check: %w", err)
 	}
@@ -48,6 +52,9 @@ func Run(ctx context.Context, opts Options, c Component) error {
 		return fmt.Errorf("add readyz check: %w", err)
 	}
 	deps := &Deps{Manager: mgr, Options: opts, FieldOwner: c.FieldOwner()}
+	if err := addSchedulerClients(mgr, namespacesOf(c), deps); err != nil {
+		return err
+	}
 	if err := c.Setup(ctx, deps); err != nil {
 		return fmt.Errorf("set up %s: %w", c.Name, err)
 	}
@@ -107,10 +114,11 @@ func restConfig(opts Options, c Component) (*rest.Config, error) {
 	return cfg, nil
 }
 
-// newScheme returns client-go's scheme plus the component's API types.
+// newScheme returns client-go's scheme, the scheduler API and the
+// component's own API types.
 func newScheme(c Component) (*runtime.Scheme, error) {
 	scheme := runtime.NewScheme()
-	for _, add := range append([]func(*runtime.Scheme) error{clientgoscheme.AddToScheme}, c.AddToScheme...) {
+	for _, add := range append([]func(*runtime.Scheme) error{clientgoscheme.AddToScheme, schedulerv1alpha1.AddToScheme}, c.AddToScheme...) {
 		if err := add(scheme); err != nil {
 			return nil, fmt.Errorf("build scheme: %w", err)
 		}

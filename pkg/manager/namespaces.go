@@ -21,7 +21,7 @@ func ParseNamespaces(s string) (Namespaces, error) {
 	var out Namespaces
 	for item := range strings.SplitSeq(s, ",") {
 		ns := strings.TrimSpace(item)
-		if ns == ""  {
+		if ns == "" || slices.Contains(out, ns) {
 			continue
 		}
 		if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {

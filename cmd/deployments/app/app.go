@@ -47,14 +47,11 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 // Validate reports every invalid option, each error naming its flag.
 func (o *Options) Validate() error {
 	var errs []error
-	switch {
-	case o.DeploymentDomain == "":
+	if o.DeploymentDomain == "" {
 		errs = append(errs, errors.New("--deployment-domain is required (or set DEPLOYMENT_DOMAIN)"))
-	default:
-		if msgs := validation.IsDNS1123Subdomain(o.DeploymentDomain); len(msgs) > 0 {
-			errs = append(errs, fmt.Errorf("--deployment-domain: invalid domain %q: %s",
-				o.DeploymentDomain, strings.Join(msgs, "; ")))
-		}
+	} else if msgs := validation.IsDNS1123Subdomain(o.DeploymentDomain); len(msgs) > 0 {
+		errs = append(errs, fmt.Errorf("--deployment-domain: invalid domain %q: %s",
+			o.DeploymentDomain, strings.Join(msgs, "; ")))
 	}
 	if msgs := validation.IsDNS1123Subdomain(o.ClusterSecretStore); len(msgs) > 0 {
 		errs = append(errs, fmt.Errorf("--cluster-secret-store: invalid name %q: %s",

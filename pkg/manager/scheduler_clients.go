@@ -1,0 +1,73 @@
+package manager
+
+import (
+	"fmt"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"opsnorth.io/scheduler/generated/clientset/versioned"
+	"opsnorth.io/scheduler/generated/informers/externalversions"
+)
+
+// SchedulerInformers are the generated shared informer factories of the
+// scheduler API, one per watched namespace (or one for all namespaces).
+// Controllers read scheduler objects through the factories' listers and feed
+// their work queues from the same informers (source.Informer), so each
+// object is cached once.
+type SchedulerInformers struct {
+	all         externalversions.SharedInformerFactory
+	byNamespace map[string]externalversions.SharedInformerFactory
+}
+
+// Factories returns every factory, for registering watches.
+func (s *SchedulerInformers) Factories() []externalversions.SharedInformerFactory {
+	if s.all != nil {
+		return []externalversions.SharedInformerFactory{s.all}
+	}
+	out := make([]externalversions.SharedInformerFactory, 0, len(s.byNamespace))
+	for _, f := range s.byNamespace {
+		out = append(out, f)
+	}
+	return out
+}
+
+// For returns the factory whose cache holds objects of namespace, or nil
+// when the manager does not watch that namespace. Cluster-scoped kinds use
+// namespace "".
+func (s *SchedulerInformers) For(namespace string) externalversions.SharedInformerFactory {
+	if s.all != nil {
+		return s.all
+	}
+	return s.byNamespace[namespace]
+}
+
+// newSchedulerInformers builds the factories for namespaces; an empty list
+// watches all namespaces with a single factory. The factories have no resync:
+// controllers requeue on their own when they need to.
+func newSchedulerInformers(cs versioned.Interface, namespaces Namespaces) *SchedulerInformers {
+	if namespaces.All() {
+		return &SchedulerInformers{all: externalversions.NewSharedInformerFactory(cs, 0)}
+	}
+	byNamespace := make(map[string]externalversions.SharedInformerFactory, len(namespaces))
+	for _, ns := range namespaces {
+		byNamespace[ns] = externalversions.NewSharedInformerFactoryWithOptions(cs, 0, externalversions.WithNamespace(ns))
+	}
+	return &SchedulerInformers{byNamespace: byNamespace}
+}
+
+// addSchedulerClients builds the generated clientset and informer factories
+// from mgr's config and registers the factories to start with the manager.
+func addSchedulerClients(mgr ctrl.Manager, namespaces Namespaces, deps *Deps) error {
+	cs, err := versioned.NewForConfig(mgr.GetConfig())
+	if err != nil {
+		return fmt.Errorf("build scheduler clientset: %w", err)
+	}
+	deps.Clientset = cs
+	deps.Informers = newSchedulerInformers(cs, namespaces)
+	for i, f := range deps.Informers.Factories() {
+		if err := AddInformerFactory(mgr, fmt.Sprintf("scheduler-%d", i), f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
