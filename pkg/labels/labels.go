@@ -1,0 +1,45 @@
+// Package labels holds the label keys and values every manager puts on the
+// objects it creates, so watches, caches and cleanup can select exactly the
+// suite's objects.
+package labels
+
+// Keys and values common to every object a manager creates.
+const (
+	// ManagedBy marks objects created by the suite; value ManagedByValue.
+	ManagedBy = "app.kubernetes.io/managed-by"
+	// ManagedByValue is the value of ManagedBy.
+	ManagedByValue = "opsnorth-scheduler"
+	// PartOf groups the suite's objects; value PartOfValue.
+	PartOf = "app.kubernetes.io/part-of"
+	// PartOfValue is the value of PartOf.
+	PartOfValue = "opsnorth-scheduler"
+	// Name is the application name (the image's app, or the template service).
+	Name = "app.kubernetes.io/name"
+	// Instance is the unique instance (the owning object's name).
+	Instance = "app.kubernetes.io/instance"
+	// Component is the role of the object, e.g. agent, workflow-step, web.
+	Component = "app.kubernetes.io/component"
+
+	// LegacyManagedBy, TaskID and UserID are the seed's labels, kept for the
+	// dashboards and scripts that select on them.
+	LegacyManagedBy = "managed-by"
+	// TaskID is an AgentTask's spec.taskId on its Job and pod.
+	TaskID = "task_id"
+	// UserID is the owning user's id.
+	UserID = "user_id"
+
+	// Prefix of the suite's own keys.
+	Prefix = "scheduler.opsnorth.io/"
+	// AgentTask names the AgentTask that owns a Job or pod.
+	AgentTask = Prefix + "agent-task"
+	// Workflow names the Workflow that owns an AgentTask.
+	Workflow = Prefix + "workflow"
+	// Step names the workflow step an AgentTask runs.
+	Step = Prefix + "step"
+	// UserDeployment names the UserDeployment ("<namespace>.<name>") a child belongs to.
+	UserDeployment = Prefix + "user-deployment"
+	// Service names the template service a child belongs to.
+	Service = Prefix + "service"
+	// User is the owning user's id on user namespaces and their children.
+	User = Prefix + "user"
+)

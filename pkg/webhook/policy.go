@@ -1,0 +1,77 @@
+package webhook
+
+import (
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
+)
+
+// Policy bounds the retries of a delivery.
+type Policy struct {
+	// MaxAttempts is the most requests sent for one delivery.
+	MaxAttempts int32
+	// BaseDelay is the wait after the first failed attempt; it doubles after
+	// each further failure, up to MaxDelay.
+	BaseDelay time.Duration
+	// MaxDelay caps the wait between attempts.
+	MaxDelay time.Duration
+}
+
+// DefaultPolicy makes 8 attempts over about 10 minutes.
+var DefaultPolicy = Policy{MaxAttempts: 8, BaseDelay: 5 * time.Second, MaxDelay: 5 * time.Minute}
+
+// Pending reports whether a delivery recorded in st still has work to do.
+func Pending(st *v1alpha1.WebhookDelivery) bool {
+	return st == nil || (!st.Delivered && !st.GaveUp)
+}
+
+// Next returns how long to wait before the next attempt may be sent; zero
+// means now. It must only be called while Pending(st).
+func (p Policy) Next(st *v1alpha1.WebhookDelivery, now time.Time) time.Duration {
+	if st == nil || st.Attempts == 0 || st.LastAttemptTime == nil {
+		return 0
+	}
+	delay := p.BaseDelay
+	for i := int32(1); i < st.Attempts && delay < p.MaxDelay; i++ {
+		delay *= 2
+	}
+	delay = min(delay, p.MaxDelay)
+	if wait := st.LastAttemptTime.Add(delay).Sub(now); wait > 0 {
+		return wait
+	}
+	return 0
+}
+
+// Record returns st updated with the outcome of one attempt made at now.
+// The delivery gives up once MaxAttempts attempts failed.
+func (p Policy) Record(st *v1alpha1.WebhookDelivery, res Result, now time.Time) *v1alpha1.WebhookDelivery {
+	out := &v1alpha1.WebhookDelivery{}
+	if st != nil {
+		out = st.DeepCopy()
+	}
+	out.Attempts++
+	t := metav1.NewTime(now)
+	out.LastAttemptTime = &t
+	out.LastStatusCode = int32(min(max(res.StatusCode, 0), 999))
+	out.LastError = ""
+	if res.Delivered() {
+		out.Delivered = true
+		return out
+	}
+	if res.Err != nil {
+		out.LastError = truncate(res.Err.Error(), 1024)
+	}
+	if out.Attempts >= p.MaxAttempts {
+		out.GaveUp = true
+	}
+	return out
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n]
+}
