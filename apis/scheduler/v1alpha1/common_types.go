@@ -76,8 +76,8 @@ type ConfigFile struct {
 	// Path is the absolute path of the file inside the container, e.g. /etc/app/config.yaml.
 	// +kubebuilder:validation:MinLength=2
 	// +kubebuilder:validation:MaxLength=512
-	// +kubebuilder:validation:Pattern=`^/[^\x00]*[^/]$`
-	// +kubebuilder:validation:XValidation:rule="!self.contains('/../') && !self.endsWith('/..') && !self.contains('//')",message="path must be a clean absolute file path without '..' or '//'"
+	// +kubebuilder:validation:Pattern=`^/[^\x00-\x1f\x7f]*[^/]$`
+	// +kubebuilder:validation:XValidation:rule="!self.contains('/../') && !self.endsWith('/..') && !self.contains('/./') && !self.endsWith('/.') && !self.contains('//')",message="path must be a clean absolute file path without '.', '..' or '//' segments"
 	Path string `json:"path"`
 	// Content is the file's text.
 	// +kubebuilder:validation:MaxLength=262144

@@ -42,8 +42,8 @@ const (
 
 // UserDeploymentSpec describes a user's long-lived app.
 // +kubebuilder:validation:XValidation:rule="has(self.template) != has(self.image)",message="exactly one of spec.template or spec.image must be set"
-// +kubebuilder:validation:XValidation:rule="has(self.image) == has(self.containerPort)",message="spec.containerPort is required with spec.image and not allowed with spec.template"
-// +kubebuilder:validation:XValidation:rule="!(has(self.replicas) && has(self.autoscaling))",message="spec.replicas and spec.autoscaling are mutually exclusive: the autoscaler owns the replica count"
+// +kubebuilder:validation:XValidation:rule="has(self.image) == has(self.containerPort)",message="spec.containerPort is required with spec.image and not allowed with spec.template",fieldPath=".containerPort"
+// +kubebuilder:validation:XValidation:rule="!(has(self.replicas) && has(self.autoscaling))",message="spec.replicas and spec.autoscaling are mutually exclusive: the autoscaler owns the replica count",fieldPath=".autoscaling"
 type UserDeploymentSpec struct {
 	// UserID owns the deployment; its children live in the namespace
 	// <prefix>-<userId>. Immutable.
@@ -131,6 +131,7 @@ type UserDeploymentSpec struct {
 	// +listType=set
 	// +kubebuilder:validation:MaxItems=16
 	// +kubebuilder:validation:items:MaxLength=63
+	// +kubebuilder:validation:items:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
 	DependsOn []string `json:"dependsOn,omitempty"`
 	// Autoscaling adds a HorizontalPodAutoscaler to every service.
 	// +optional
@@ -247,7 +248,7 @@ type UserDeploymentStatus struct {
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 63 && self.metadata.name.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must be a DNS label (at most 63 lowercase letters, digits and '-'): it is the app's host name"
-// +kubebuilder:validation:XValidation:rule="!has(self.spec.dependsOn) || !(self.metadata.name in self.spec.dependsOn)",message="spec.dependsOn cannot name the deployment itself"
+// +kubebuilder:validation:XValidation:rule="!has(self.spec.dependsOn) || !(self.metadata.name in self.spec.dependsOn)",message="spec.dependsOn cannot name the deployment itself",fieldPath=".spec.dependsOn"
 // +kubebuilder:resource:scope=Namespaced,shortName=ud,categories=scheduler
 // +kubebuilder:printcolumn:name="User",type=string,JSONPath=`.spec.userId`
 // +kubebuilder:printcolumn:name="Template",type=string,JSONPath=`.spec.template`

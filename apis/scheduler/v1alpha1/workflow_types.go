@@ -231,6 +231,7 @@ type WorkflowStatus struct {
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
+// +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 63 && self.metadata.name.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must be a DNS label (at most 63 lowercase letters, digits and '-'): it prefixes the names of the step tasks"
 // +kubebuilder:resource:scope=Namespaced,shortName=wf,categories=scheduler
 // +kubebuilder:printcolumn:name="User",type=string,JSONPath=`.spec.userId`
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
