@@ -196,7 +196,7 @@ func TestSamplesRoundTripServerSideApply(t *testing.T) {
 			assert.Equal(t, samplesFieldManager, mf.Manager)
 			assert.Equal(t, metav1.ManagedFieldsOperationApply, mf.Operation)
 			require.NotNil(t, mf.FieldsV1)
-			assert.Contains(t, string(mf.FieldsV1.Raw), `"f:spec":{`, "the applier owns the spec")
+			assert.Contains(t, mf.FieldsV1.GetRawString(), `"f:spec":{`, "the applier owns the spec")
 
 			again := applySample(t, rc, u)
 			assert.Equal(t, applied.GetResourceVersion(), again.GetResourceVersion(), "re-applying the same sample must be a no-op")

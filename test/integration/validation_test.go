@@ -224,7 +224,7 @@ func invalidCases() []invalidCase {
 		{
 			name: "userdeployment deprecated configFile path with double slash",
 			obj: newUserDeployment(func(u *userDeployment) {
-				u.Spec.ConfigFile = &schedulerv1alpha1.ConfigFile{Path: "/etc//app.conf", Content: "x"}
+				u.Spec.ConfigFile = &schedulerv1alpha1.ConfigFile{Path: "/etc//app.conf", Content: "x"} //nolint:staticcheck // the deprecated field is still validated
 			}),
 			field: "spec.configFile.path", msg: "path must be a clean absolute file path without '.', '..' or '//' segments",
 		},

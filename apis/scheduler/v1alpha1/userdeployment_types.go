@@ -94,9 +94,9 @@ type UserDeploymentSpec struct {
 	// +optional
 	ConfigData EnvMap `json:"configData,omitempty"`
 	// ConfigFile is one file mounted into every service.
+	// +optional
 	//
 	// Deprecated: use configFiles.
-	// +optional
 	ConfigFile *ConfigFile `json:"configFile,omitempty"`
 	// ConfigFiles are files mounted read-only into every service.
 	// +optional
