@@ -3,13 +3,17 @@ package app
 import (
 	"bytes"
 	"context"
+	"net/netip"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"opsnorth.io/scheduler/pkg/manager"
+	"opsnorth.io/scheduler/pkg/tasks"
+	"opsnorth.io/scheduler/pkg/webhook"
 )
 
 // run executes the tasks command with a captured run function and returns
@@ -73,7 +77,84 @@ func TestComponent(t *testing.T) {
 	assert.Equal(t, "tasks.scheduler.opsnorth.io", c.LeaderElectionID)
 	assert.Equal(t, "opsnorth-scheduler-tasks", c.FieldOwner())
 	require.NotNil(t, c.Setup)
-	assert.NoError(t, c.Setup(t.Context(), &manager.Deps{}))
+	require.NotNil(t, c.Validate)
+	require.NotNil(t, c.CacheByObject)
+	assert.Len(t, c.CacheByObject(), 2)
+}
+
+var tasksEnv = []string{
+	"ALLOW_PRIVILEGED_TASKS", "WEBHOOK_ALLOWED_CIDRS", "WEBHOOK_TIMEOUT", "WEBHOOK_MAX_ATTEMPTS",
+	"WEBHOOK_RETRY_BASE_DELAY", "WEBHOOK_RETRY_MAX_DELAY", "DEFAULT_TTL_SECONDS_AFTER_FINISHED",
+}
+
+func TestTaskFlags(t *testing.T) {
+	defaults := tasks.DefaultConfig()
+	tests := []struct {
+		name    string
+		env     map[string]string
+		args    []string
+		check   func(t *testing.T, cfg tasks.Config)
+		wantErr string
+	}{
+		{name: "defaults", check: func(t *testing.T, cfg tasks.Config) {
+			assert.False(t, cfg.AllowPrivileged)
+			assert.Empty(t, cfg.WebhookGuard.Allowed)
+			assert.Equal(t, 10*time.Second, cfg.WebhookTimeout)
+			assert.Equal(t, webhook.Policy{MaxAttempts: 8, BaseDelay: 5 * time.Second, MaxDelay: 5 * time.Minute}, cfg.Webhook)
+			assert.Equal(t, int32(3600), cfg.DefaultTTLSecondsAfterFinished)
+			assert.Equal(t, defaults.Webhook, cfg.Webhook)
+		}},
+		{name: "flags", args: []string{
+			"--allow-privileged-tasks", "--webhook-allowed-cidrs=127.0.0.1,10.0.0.0/8", "--webhook-timeout=3s",
+			"--webhook-max-attempts=2", "--webhook-retry-base-delay=1s", "--webhook-retry-max-delay=4s",
+			"--default-ttl-seconds-after-finished=60",
+		}, check: func(t *testing.T, cfg tasks.Config) {
+			assert.True(t, cfg.AllowPrivileged)
+			assert.Equal(t, []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32"), netip.MustParsePrefix("10.0.0.0/8")}, cfg.WebhookGuard.Allowed)
+			assert.Equal(t, 3*time.Second, cfg.WebhookTimeout)
+			assert.Equal(t, webhook.Policy{MaxAttempts: 2, BaseDelay: time.Second, MaxDelay: 4 * time.Second}, cfg.Webhook)
+			assert.Equal(t, int32(60), cfg.DefaultTTLSecondsAfterFinished)
+		}},
+		{name: "env", env: map[string]string{
+			"ALLOW_PRIVILEGED_TASKS": "true", "WEBHOOK_ALLOWED_CIDRS": "192.168.0.0/16", "WEBHOOK_MAX_ATTEMPTS": "3",
+			"DEFAULT_TTL_SECONDS_AFTER_FINISHED": "0",
+		}, check: func(t *testing.T, cfg tasks.Config) {
+			assert.True(t, cfg.AllowPrivileged)
+			assert.Equal(t, []netip.Prefix{netip.MustParsePrefix("192.168.0.0/16")}, cfg.WebhookGuard.Allowed)
+			assert.Equal(t, int32(3), cfg.Webhook.MaxAttempts)
+			assert.Equal(t, int32(0), cfg.DefaultTTLSecondsAfterFinished)
+		}},
+		{name: "flag wins over env", env: map[string]string{"WEBHOOK_MAX_ATTEMPTS": "3"}, args: []string{"--webhook-max-attempts=5"},
+			check: func(t *testing.T, cfg tasks.Config) { assert.Equal(t, int32(5), cfg.Webhook.MaxAttempts) }},
+		{name: "bad cidr", args: []string{"--webhook-allowed-cidrs=10.0.0.0/33"}, wantErr: "--webhook-allowed-cidrs"},
+		{name: "bad timeout", args: []string{"--webhook-timeout=0s"}, wantErr: "--webhook-timeout: must be positive"},
+		{name: "bad attempts", env: map[string]string{"WEBHOOK_MAX_ATTEMPTS": "0"}, wantErr: "--webhook-max-attempts: must be at least 1"},
+		{name: "max below base", args: []string{"--webhook-retry-base-delay=10s", "--webhook-retry-max-delay=1s"}, wantErr: "--webhook-retry-max-delay"},
+		{name: "negative ttl", args: []string{"--default-ttl-seconds-after-finished=-1"}, wantErr: "--default-ttl-seconds-after-finished"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			unsetTaskNamespace(t)
+			for _, name := range tasksEnv {
+				t.Setenv(name, "")
+				require.NoError(t, os.Unsetenv(name))
+			}
+			for name, value := range tt.env {
+				t.Setenv(name, value)
+			}
+			o, got, err := run(t, tt.args...)
+			if tt.wantErr != "" {
+				require.ErrorContains(t, err, tt.wantErr)
+				assert.Nil(t, got)
+				return
+			}
+			require.NoError(t, err)
+			require.NotNil(t, got)
+			cfg, err := o.Config()
+			require.NoError(t, err)
+			tt.check(t, cfg)
+		})
+	}
 }
 
 func TestHelp(t *testing.T) {
@@ -85,6 +166,9 @@ func TestHelp(t *testing.T) {
 	for _, want := range []string{
 		"--task-namespace", "(env TASK_NAMESPACE)", "(default agent-tasks)",
 		"--kube-api-qps", "(env KUBE_API_QPS)", "--leader-elect", "--version",
+		"--allow-privileged-tasks", "(env ALLOW_PRIVILEGED_TASKS)", "--webhook-allowed-cidrs", "(env WEBHOOK_ALLOWED_CIDRS)",
+		"--webhook-timeout", "(default 10s)", "--webhook-max-attempts", "(default 8)",
+		"--default-ttl-seconds-after-finished", "(default 3600)",
 	} {
 		assert.Contains(t, out.String(), want)
 	}

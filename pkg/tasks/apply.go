@@ -1,0 +1,84 @@
+package tasks
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
+	ac "opsnorth.io/scheduler/generated/applyconfiguration/scheduler/v1alpha1"
+)
+
+// maxEventNote is the longest note an events.k8s.io Event accepts.
+const maxEventNote = 1024
+
+// applyStatus writes st as the task's whole status with server-side apply
+// under the manager's field owner. The apply carries the task's
+// resourceVersion, so a reconcile working from a stale cache gets a Conflict
+// instead of overwriting a newer status (a recorded terminal phase, a
+// delivered webhook) with an older one.
+func (r *Reconciler) applyStatus(ctx context.Context, task *v1alpha1.AgentTask, st v1alpha1.AgentTaskStatus) (*v1alpha1.AgentTask, error) {
+	status, err := statusApplyConfiguration(st)
+	if err != nil {
+		return nil, errorf(errStatusWrite, "build status of agenttask %s/%s: %w", task.Namespace, task.Name, err)
+	}
+	cfg := ac.AgentTask(task.Name, task.Namespace).WithResourceVersion(task.ResourceVersion).WithStatus(status)
+	updated, err := r.clientset.SchedulerV1alpha1().AgentTasks(task.Namespace).
+		ApplyStatus(ctx, cfg, metav1.ApplyOptions{FieldManager: r.fieldOwner, Force: true})
+	if err != nil {
+		return nil, errorf(errStatusWrite, "apply status of agenttask %s/%s: %w", task.Namespace, task.Name, err)
+	}
+	return updated, nil
+}
+
+// statusApplyConfiguration converts a status to its apply configuration; the
+// two share one JSON shape.
+func statusApplyConfiguration(st v1alpha1.AgentTaskStatus) (*ac.AgentTaskStatusApplyConfiguration, error) {
+	data, err := json.Marshal(st)
+	if err != nil {
+		return nil, err
+	}
+	out := &ac.AgentTaskStatusApplyConfiguration{}
+	if err := json.Unmarshal(data, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// recordTransition counts a written phase change and reports it as an event.
+func (r *Reconciler) recordTransition(ctx context.Context, s *scope, old v1alpha1.AgentTaskStatus, task *v1alpha1.AgentTask) {
+	st := task.Status
+	if old.StartTime == nil && st.StartTime != nil && s.obs.Job != nil {
+		StartupDuration.Observe(max(0, st.StartTime.Sub(s.obs.Job.CreationTimestamp.Time).Seconds()))
+	}
+	if old.Phase == st.Phase {
+		return
+	}
+	PhaseTransitionsTotal.WithLabelValues(phaseLabel(old.Phase), phaseLabel(st.Phase)).Inc()
+	if st.Phase.IsTerminal() {
+		CompletedTotal.WithLabelValues(string(st.Phase)).Inc()
+	}
+	ctrl.LoggerFrom(ctx).Info("phase changed", "from", old.Phase, "to", st.Phase, "reason", st.Reason)
+	eventType := corev1.EventTypeNormal
+	if st.Phase == v1alpha1.TaskFailed || st.Phase == v1alpha1.TaskTimeout {
+		eventType = corev1.EventTypeWarning
+	}
+	r.event(task, eventType, string(st.Phase), "PhaseChange", st.Message)
+}
+
+// event records an events.k8s.io Event about task; the note is cut to fit.
+func (r *Reconciler) event(task *v1alpha1.AgentTask, eventType, reason, action, note string) {
+	if len(note) > maxEventNote {
+		note = note[:maxEventNote-3] + "..."
+	}
+	r.recorder.Eventf(task, nil, eventType, reason, action, "%s", note)
+}
+
+// describe is a short "namespace/name" for messages.
+func describe(task *v1alpha1.AgentTask) string {
+	return fmt.Sprintf("%s/%s", task.Namespace, task.Name)
+}

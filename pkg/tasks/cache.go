@@ -1,0 +1,99 @@
+package tasks
+
+import (
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// podJobIndex indexes cached pods by the name of the Job that controls them.
+const podJobIndex = "tasks.opsnorth.io/job"
+
+// CacheByObject restricts the manager's cache to the Jobs and pods of
+// AgentTasks and trims them to the fields the controller reads: the pod
+// template of a Job (which holds the task's whole input) and the spec of a
+// pod are never cached.
+func CacheByObject() map[client.Object]cache.ByObject {
+	sel := labels.SelectorFromSet(selectorLabels())
+	return map[client.Object]cache.ByObject{
+		&batchv1.Job{}: {Label: sel, Transform: trimJob},
+		&corev1.Pod{}:  {Label: sel, Transform: trimPod},
+	}
+}
+
+// trimJob keeps a Job's identity, labels, owners and status.
+func trimJob(obj any) (any, error) {
+	job, ok := obj.(*batchv1.Job)
+	if !ok {
+		return obj, nil
+	}
+	job.ManagedFields = nil
+	job.Annotations = nil
+	job.Spec = batchv1.JobSpec{ActiveDeadlineSeconds: job.Spec.ActiveDeadlineSeconds}
+	return job, nil
+}
+
+// trimPod keeps a pod's identity, labels, owners and the parts of its status
+// the phase is computed from.
+func trimPod(obj any) (any, error) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return obj, nil
+	}
+	pod.ManagedFields = nil
+	pod.Annotations = nil
+	pod.Spec = corev1.PodSpec{}
+	var conds []corev1.PodCondition
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.DisruptionTarget {
+			conds = append(conds, c)
+		}
+	}
+	agent := agentStatus(pod)
+	pod.Status = corev1.PodStatus{
+		Phase:      pod.Status.Phase,
+		Reason:     pod.Status.Reason,
+		Message:    pod.Status.Message,
+		StartTime:  pod.Status.StartTime,
+		Conditions: conds,
+	}
+	if agent != nil {
+		pod.Status.ContainerStatuses = []corev1.ContainerStatus{{
+			Name:                 agent.Name,
+			State:                agent.State,
+			LastTerminationState: agent.LastTerminationState,
+		}}
+	}
+	return pod, nil
+}
+
+// podJobName is the podJobIndex function: the name of the controlling Job.
+func podJobName(obj client.Object) []string {
+	for _, ref := range obj.GetOwnerReferences() {
+		if ref.Controller != nil && *ref.Controller && ref.Kind == "Job" && ref.APIVersion == batchv1.SchemeGroupVersion.String() {
+			return []string{ref.Name}
+		}
+	}
+	return nil
+}
+
+// newestPod returns the newest pod not being deleted, else the newest pod.
+func newestPod(pods []corev1.Pod) *corev1.Pod {
+	var best *corev1.Pod
+	for i := range pods {
+		if p := &pods[i]; best == nil || podRank(p, best) {
+			best = p
+		}
+	}
+	return best
+}
+
+// podRank reports whether a is a better pick than b.
+func podRank(a, b *corev1.Pod) bool {
+	if aLive, bLive := a.DeletionTimestamp == nil, b.DeletionTimestamp == nil; aLive != bLive {
+		return aLive
+	}
+	return b.CreationTimestamp.Before(&a.CreationTimestamp)
+}

@@ -1,0 +1,150 @@
+package tasks
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
+	"opsnorth.io/scheduler/generated/clientset/versioned"
+	"opsnorth.io/scheduler/generated/informers/externalversions"
+	listers "opsnorth.io/scheduler/generated/listers/scheduler/v1alpha1"
+	"opsnorth.io/scheduler/pkg/labels"
+	"opsnorth.io/scheduler/pkg/manager"
+	"opsnorth.io/scheduler/pkg/webhook"
+)
+
+// ControllerName names the AgentTask controller in logs and metrics.
+const ControllerName = "agenttask"
+
+// Deps are what the controller is built from; FromManager takes them from the
+// shared manager runtime.
+type Deps struct {
+	Manager ctrl.Manager
+	// Clientset writes AgentTask status (server-side apply under FieldOwner).
+	Clientset versioned.Interface
+	// Factories feed the AgentTask listers and events; they start with the manager.
+	Factories  []externalversions.SharedInformerFactory
+	FieldOwner string
+	// MaxConcurrentReconciles is the number of workers.
+	MaxConcurrentReconciles int
+}
+
+// FromManager returns the controller's dependencies from the manager runtime's.
+func FromManager(d *manager.Deps) Deps {
+	return Deps{
+		Manager:                 d.Manager,
+		Clientset:               d.Clientset,
+		Factories:               d.Informers.Factories(),
+		FieldOwner:              d.FieldOwner,
+		MaxConcurrentReconciles: d.Options.MaxConcurrentReconciles,
+	}
+}
+
+// Reconciler runs each AgentTask as exactly one Job and keeps the task's
+// status true to the Job and its pod.
+type Reconciler struct {
+	client     client.Client // cached: Jobs and pods of tasks only
+	apiReader  client.Reader // uncached: confirms what the cache misses, reads Secrets
+	clientset  versioned.Interface
+	listers    []listers.AgentTaskLister
+	recorder   recorder.EventRecorder
+	sender     *webhook.Sender
+	cfg        Config
+	fieldOwner string
+	now        func() time.Time
+}
+
+// Setup registers the AgentTask controller with d.Manager.
+func Setup(ctx context.Context, d Deps, cfg Config) error {
+	registerMetrics()
+	mgr := d.Manager
+	r := &Reconciler{
+		client:     mgr.GetClient(),
+		apiReader:  mgr.GetAPIReader(),
+		clientset:  d.Clientset,
+		recorder:   mgr.GetEventRecorder(d.FieldOwner),
+		sender:     webhook.NewSender(cfg.WebhookGuard, cfg.WebhookTimeout, cfg.UserAgent),
+		cfg:        cfg,
+		fieldOwner: d.FieldOwner,
+		now:        time.Now,
+	}
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &corev1.Pod{}, podJobIndex, podJobName); err != nil {
+		return fmt.Errorf("index pods by job: %w", err)
+	}
+	b := ctrl.NewControllerManagedBy(mgr).
+		Named(ControllerName).
+		WithOptions(controller.Options{MaxConcurrentReconciles: d.MaxConcurrentReconciles}).
+		Watches(&batchv1.Job{}, handler.EnqueueRequestsFromMapFunc(jobTask)).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podTask))
+	for _, f := range d.Factories {
+		tasks := f.Scheduler().V1alpha1().AgentTasks()
+		inf := tasks.Informer()
+		// AgentTasks are read whole (the spec builds the Job) but their
+		// managedFields never are.
+		if err := inf.SetTransform(stripManagedFields); err != nil {
+			return fmt.Errorf("set agenttask informer transform: %w", err)
+		}
+		r.listers = append(r.listers, tasks.Lister())
+		b = b.WatchesRawSource(&source.Informer{Informer: inf, Handler: &handler.EnqueueRequestForObject{}})
+	}
+	if err := b.Complete(r); err != nil {
+		return fmt.Errorf("build %s controller: %w", ControllerName, err)
+	}
+	return nil
+}
+
+func stripManagedFields(obj any) (any, error) {
+	if o, ok := obj.(metav1.Object); ok {
+		o.SetManagedFields(nil)
+	}
+	return obj, nil
+}
+
+// jobTask maps a Job to the AgentTask that controls it.
+func jobTask(_ context.Context, obj client.Object) []reconcile.Request {
+	ref := metav1.GetControllerOf(obj)
+	if ref == nil || ref.Kind != "AgentTask" || ref.APIVersion != v1alpha1.SchemeGroupVersion.String() {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: ref.Name}}}
+}
+
+// podTask maps a pod to its AgentTask by the label every task pod carries.
+func podTask(_ context.Context, obj client.Object) []reconcile.Request {
+	name := obj.GetLabels()[labels.AgentTask]
+	if name == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: name}}}
+}
+
+// getTask reads a task from the informers' caches.
+func (r *Reconciler) getTask(key types.NamespacedName) (*v1alpha1.AgentTask, error) {
+	for _, l := range r.listers {
+		task, err := l.AgentTasks(key.Namespace).Get(key.Name)
+		if err == nil || !apierrors.IsNotFound(err) {
+			return task, err
+		}
+	}
+	return nil, apierrors.NewNotFound(v1alpha1.Resource("agenttasks"), key.Name)
+}
+
+// errorf counts an error of type kind and wraps it.
+func errorf(kind, format string, args ...any) error {
+	ErrorsTotal.WithLabelValues(kind).Inc()
+	return fmt.Errorf(format, args...)
+}

@@ -1,0 +1,63 @@
+package tasks_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
+	"opsnorth.io/scheduler/pkg/tasks"
+)
+
+// TestNoDuplicateJob runs two managers side by side on the same tasks (as two
+// leaders would during a botched handover), then replaces both with a third
+// one mid-flight: every task keeps exactly its first Job.
+func TestNoDuplicateJob(t *testing.T) {
+	const n = 12
+	k := newCluster(t, "tasks-dup")
+	cfg := testConfig(t, false)
+	createdBefore := testutil.ToFloat64(tasks.CreatedTotal)
+	stopA := startManager(t, k.ns, cfg, nil)
+	stopB := startManager(t, k.ns, cfg, nil)
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("dup-%d", i)
+		k.createTask(names[i])
+	}
+	jobUIDs := map[string]types.UID{}
+	for _, name := range names {
+		task := k.waitPhase(name, v1alpha1.TaskPending)
+		jobs := k.jobsOf(name)
+		require.Len(t, jobs, 1, name)
+		assert.True(t, metav1.IsControlledBy(&jobs[0], task), name)
+		jobUIDs[name] = jobs[0].UID
+	}
+	assert.Equal(t, float64(n), testutil.ToFloat64(tasks.CreatedTotal)-createdBefore,
+		"each Job is created by exactly one manager; the other adopts it")
+
+	stopA()
+	stopB()
+	started := time.Now().Truncate(time.Second)
+	for _, name := range names[:n/2] {
+		k.runPod(k.job(name), started)
+	}
+	startManager(t, k.ns, cfg, nil)
+	for _, name := range names[:n/2] {
+		k.waitPhase(name, v1alpha1.TaskRunning)
+	}
+	for _, name := range names {
+		jobs := k.jobsOf(name)
+		require.Len(t, jobs, 1, name)
+		assert.Equal(t, jobUIDs[name], jobs[0].UID, "%s: the Job was replaced", name)
+	}
+	for _, name := range names[n/2:] {
+		assert.Equal(t, v1alpha1.TaskPending, k.task(name).Status.Phase, name)
+	}
+	assert.Equal(t, float64(n), testutil.ToFloat64(tasks.CreatedTotal)-createdBefore)
+}

@@ -1,0 +1,165 @@
+package tasks
+
+import (
+	"maps"
+	"slices"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
+	"opsnorth.io/scheduler/pkg/labels"
+)
+
+// ContainerName is the name of the agent's container in the task's pod.
+const ContainerName = "agent"
+
+// componentValue is the app.kubernetes.io/component of task Jobs and pods; with
+// managed-by it selects exactly the objects this manager caches.
+const componentValue = "agent"
+
+// JobName returns the name of task's Job: the task's own name, which the API
+// validates as a DNS label. A fixed name makes the API server refuse a second
+// Job for the same task, whatever a stale cache or a second leader believes.
+func JobName(task *v1alpha1.AgentTask) string { return task.Name }
+
+// selectorLabels are the labels every task Job and pod carries and the
+// manager's cache selects on.
+func selectorLabels() map[string]string {
+	return map[string]string{
+		labels.ManagedBy: labels.ManagedByValue,
+		labels.Component: componentValue,
+	}
+}
+
+// jobLabels are the labels of task's Job and of its pod.
+func jobLabels(task *v1alpha1.AgentTask) map[string]string {
+	out := selectorLabels()
+	maps.Copy(out, map[string]string{
+		labels.PartOf:          labels.PartOfValue,
+		labels.Name:            "agent-task",
+		labels.Instance:        task.Name,
+		labels.LegacyManagedBy: labels.ManagedByValue,
+		labels.TaskID:          task.Spec.TaskID,
+		labels.UserID:          task.Spec.UserID,
+		labels.AgentTask:       task.Name,
+	})
+	return out
+}
+
+// BuildJob returns the Job that runs task. It is created once and never
+// updated: the task's spec is immutable.
+func BuildJob(task *v1alpha1.AgentTask, cfg Config) *batchv1.Job {
+	lbls := jobLabels(task)
+	ttl := cfg.DefaultTTLSecondsAfterFinished
+	if task.Spec.TTLSecondsAfterFinished != nil {
+		ttl = *task.Spec.TTLSecondsAfterFinished
+	}
+	return &batchv1.Job{
+		TypeMeta: metav1.TypeMeta{APIVersion: batchv1.SchemeGroupVersion.String(), Kind: "Job"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      JobName(task),
+			Namespace: task.Namespace,
+			Labels:    lbls,
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion:         v1alpha1.SchemeGroupVersion.String(),
+				Kind:               "AgentTask",
+				Name:               task.Name,
+				UID:                task.UID,
+				Controller:         ptr.To(true),
+				BlockOwnerDeletion: ptr.To(true),
+			}},
+		},
+		Spec: batchv1.JobSpec{
+			BackoffLimit:            ptr.To[int32](0),
+			TTLSecondsAfterFinished: ptr.To(ttl),
+			ActiveDeadlineSeconds:   task.Spec.TimeoutSeconds,
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: maps.Clone(lbls)},
+				Spec:       podSpec(task, cfg),
+			},
+		},
+	}
+}
+
+func podSpec(task *v1alpha1.AgentTask, cfg Config) corev1.PodSpec {
+	spec := corev1.PodSpec{
+		RestartPolicy:      corev1.RestartPolicyNever,
+		ServiceAccountName: task.Spec.ServiceAccountName,
+		Containers: []corev1.Container{{
+			Name:                     ContainerName,
+			Image:                    task.Spec.Image,
+			Command:                  slices.Clone(task.Spec.Command),
+			Args:                     slices.Clone(task.Spec.Args),
+			Env:                      inputEnv(task.Spec.Input),
+			Resources:                resources(task.Spec.Resources),
+			TerminationMessagePath:   corev1.TerminationMessagePathDefault,
+			TerminationMessagePolicy: corev1.TerminationMessageReadFile,
+		}},
+	}
+	// Without a ServiceAccount of its own the agent has no use for the
+	// namespace default's token; mounting it would only widen its reach.
+	if task.Spec.ServiceAccountName == "" {
+		spec.AutomountServiceAccountToken = ptr.To(false)
+	}
+	for _, name := range task.Spec.ImagePullSecrets {
+		spec.ImagePullSecrets = append(spec.ImagePullSecrets, corev1.LocalObjectReference{Name: name})
+	}
+	if !cfg.AllowPrivileged {
+		spec.SecurityContext = &corev1.PodSecurityContext{
+			RunAsNonRoot:   ptr.To(true),
+			SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+		}
+		spec.Containers[0].SecurityContext = &corev1.SecurityContext{
+			RunAsNonRoot:             ptr.To(true),
+			AllowPrivilegeEscalation: ptr.To(false),
+			Privileged:               ptr.To(false),
+			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+			SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+		}
+	}
+	return spec
+}
+
+// inputEnv turns the task's input into environment variables, sorted by name
+// so the same task always renders the same Job.
+func inputEnv(input map[string]string) []corev1.EnvVar {
+	if len(input) == 0 {
+		return nil
+	}
+	env := make([]corev1.EnvVar, 0, len(input))
+	for _, name := range slices.Sorted(maps.Keys(input)) {
+		env = append(env, corev1.EnvVar{Name: name, Value: input[name]})
+	}
+	return env
+}
+
+func resources(r *v1alpha1.ResourceRequirements) corev1.ResourceRequirements {
+	if r == nil {
+		return corev1.ResourceRequirements{}
+	}
+	return corev1.ResourceRequirements{Requests: amounts(r.Requests), Limits: amounts(r.Limits)}
+}
+
+func amounts(a *v1alpha1.ResourceAmounts) corev1.ResourceList {
+	if a == nil {
+		return nil
+	}
+	out := corev1.ResourceList{}
+	for name, q := range map[corev1.ResourceName]*resource.Quantity{
+		corev1.ResourceCPU:              a.CPU,
+		corev1.ResourceMemory:           a.Memory,
+		corev1.ResourceEphemeralStorage: a.EphemeralStorage,
+	} {
+		if q != nil {
+			out[name] = q.DeepCopy()
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}

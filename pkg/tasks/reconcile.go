@@ -1,0 +1,203 @@
+package tasks
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
+	"opsnorth.io/scheduler/pkg/labels"
+)
+
+// predecessorWait is how often a task waits for the Job of a deleted task of
+// the same name to be garbage collected.
+const predecessorWait = 5 * time.Second
+
+// scope is one reconcile's working state.
+type scope struct {
+	task    *v1alpha1.AgentTask
+	obs     Observation
+	requeue time.Duration
+}
+
+// Reconcile creates the task's Job once, records the Job's and pod's truth
+// in status (writing only when it changed) and delivers the completion
+// webhook once the task is terminal.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	task, err := r.getTask(req.NamespacedName)
+	if apierrors.IsNotFound(err) {
+		return ctrl.Result{}, nil
+	}
+	if err != nil {
+		return ctrl.Result{}, errorf(errAPIRead, "get agenttask %s: %w", req, err)
+	}
+	if task.DeletionTimestamp != nil {
+		return ctrl.Result{}, nil // the garbage collector removes the Job
+	}
+	log := ctrl.LoggerFrom(ctx).WithValues("taskId", task.Spec.TaskID, "phase", task.Status.Phase)
+	ctx = ctrl.LoggerInto(ctx, log)
+
+	s := &scope{task: task.DeepCopy(), obs: Observation{Now: r.now()}}
+	for _, phase := range []func(context.Context, *scope) error{r.ensureJob, r.observePod, r.updateStatus} {
+		if err := phase(ctx, s); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	wait, err := r.deliverWebhook(ctx, s)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{RequeueAfter: minPositive(s.requeue, wait)}, nil
+}
+
+// ensureJob finds the task's Job or creates it, exactly once.
+func (r *Reconciler) ensureJob(ctx context.Context, s *scope) error {
+	if s.task.Status.Phase.IsTerminal() {
+		return nil
+	}
+	key := types.NamespacedName{Namespace: s.task.Namespace, Name: JobName(s.task)}
+	job := &batchv1.Job{}
+	err := r.client.Get(ctx, key, job)
+	switch {
+	case err == nil:
+		r.adopt(s, job)
+		return nil
+	case !apierrors.IsNotFound(err):
+		return errorf(errAPIRead, "get job %s: %w", key, err)
+	case s.task.Status.JobName != "":
+		// The task recorded its Job but the cache has none: ask the API
+		// server, the cache may lag behind. Never create the Job again.
+		return r.confirmJob(ctx, s, key)
+	}
+	return r.createJob(ctx, s)
+}
+
+func (r *Reconciler) confirmJob(ctx context.Context, s *scope, key types.NamespacedName) error {
+	job := &batchv1.Job{}
+	err := r.apiReader.Get(ctx, key, job)
+	switch {
+	case apierrors.IsNotFound(err):
+		s.obs.JobGone = true
+		return nil
+	case err != nil:
+		return errorf(errAPIRead, "get job %s: %w", key, err)
+	}
+	r.adopt(s, job)
+	return nil
+}
+
+// createJob creates the task's Job. The name is fixed, so when another
+// reconcile (another worker, a previous leader) created it first the API
+// server answers AlreadyExists and the existing Job is adopted if it is the
+// task's own.
+func (r *Reconciler) createJob(ctx context.Context, s *scope) error {
+	job := BuildJob(s.task, r.cfg)
+	err := r.client.Create(ctx, job, client.FieldOwner(r.fieldOwner))
+	switch {
+	case err == nil:
+		CreatedTotal.Inc()
+		JobCreationDuration.Observe(job.CreationTimestamp.Sub(s.task.CreationTimestamp.Time).Seconds())
+		ctrl.LoggerFrom(ctx).Info("created job", "job", job.Name)
+		s.obs.Job = job
+		return nil
+	case apierrors.IsAlreadyExists(err):
+		return r.confirmJob(ctx, s, client.ObjectKeyFromObject(job))
+	case apierrors.IsInvalid(err):
+		ErrorsTotal.WithLabelValues(errJobCreate).Inc()
+		s.obs.FailReason, s.obs.FailMessage = ReasonJobInvalid, fmt.Sprintf("the API server refused the task's Job: %v", err)
+		return nil
+	}
+	return errorf(errJobCreate, "create job %s/%s: %w", job.Namespace, job.Name, err)
+}
+
+// adopt takes job as the task's Job if the task controls it. A Job left by
+// a deleted task of the same name is waited for: the garbage collector
+// removes it. Any other Job of that name fails the task.
+func (r *Reconciler) adopt(s *scope, job *batchv1.Job) {
+	if metav1.IsControlledBy(job, s.task) {
+		s.obs.Job = job
+		return
+	}
+	if ref := metav1.GetControllerOf(job); ref != nil && ref.Kind == "AgentTask" && ref.Name == s.task.Name && s.task.Status.JobName == "" {
+		s.obs.Waiting = fmt.Sprintf("waiting for Job %s of a deleted AgentTask of the same name to be garbage collected", job.Name)
+		s.requeue = predecessorWait
+		return
+	}
+	ErrorsTotal.WithLabelValues(errJobConflict).Inc()
+	s.obs.FailReason = ReasonJobConflict
+	s.obs.FailMessage = fmt.Sprintf("Job %s already exists and is not owned by this AgentTask; delete it or rename the task", job.Name)
+}
+
+// observePod finds the pod of the task's Job. When the pod the task recorded
+// is missing from the cache while the Job has not finished, the API server
+// confirms that it is gone.
+func (r *Reconciler) observePod(ctx context.Context, s *scope) error {
+	job := s.obs.Job
+	if s.task.Status.Phase.IsTerminal() || job == nil {
+		return nil
+	}
+	pods := &corev1.PodList{}
+	if err := r.client.List(ctx, pods, client.InNamespace(job.Namespace), client.MatchingFields{podJobIndex: job.Name}); err != nil {
+		return errorf(errAPIRead, "list pods of job %s: %w", job.Name, err)
+	}
+	if s.obs.Pod = newestPod(ownedBy(pods.Items, job)); s.obs.Pod != nil {
+		return nil
+	}
+	if s.task.Status.PodName == "" || jobCondition(job, batchv1.JobComplete) != nil || failure(job) != nil {
+		return nil
+	}
+	live := &corev1.PodList{}
+	if err := r.apiReader.List(ctx, live, client.InNamespace(job.Namespace),
+		client.MatchingLabels{labels.AgentTask: s.task.Name}); err != nil {
+		return errorf(errAPIRead, "list pods of job %s: %w", job.Name, err)
+	}
+	s.obs.Pod = newestPod(ownedBy(live.Items, job))
+	s.obs.PodGone = s.obs.Pod == nil
+	return nil
+}
+
+func ownedBy(pods []corev1.Pod, job *batchv1.Job) []corev1.Pod {
+	out := pods[:0:0]
+	for _, p := range pods {
+		if metav1.IsControlledBy(&p, job) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// updateStatus computes the status from the observation and writes it only
+// when it differs from the stored one.
+func (r *Reconciler) updateStatus(ctx context.Context, s *scope) error {
+	old := s.task.Status
+	st := ComputeStatus(s.task, s.obs)
+	if equality.Semantic.DeepEqual(old, st) {
+		return nil
+	}
+	updated, err := r.applyStatus(ctx, s.task, st)
+	if err != nil {
+		return err
+	}
+	r.recordTransition(ctx, s, old, updated)
+	s.task = updated
+	return nil
+}
+
+func minPositive(a, b time.Duration) time.Duration {
+	switch {
+	case a <= 0:
+		return b
+	case b <= 0:
+		return a
+	}
+	return min(a, b)
+}
