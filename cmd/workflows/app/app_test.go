@@ -3,13 +3,17 @@ package app
 import (
 	"bytes"
 	"context"
+	"net/netip"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"opsnorth.io/scheduler/pkg/manager"
+	"opsnorth.io/scheduler/pkg/webhook"
+	"opsnorth.io/scheduler/pkg/workflows"
 )
 
 // run executes the workflows command with a captured run function and returns
@@ -73,7 +77,62 @@ func TestComponent(t *testing.T) {
 	assert.Equal(t, "workflows.scheduler.opsnorth.io", c.LeaderElectionID)
 	assert.Equal(t, "opsnorth-scheduler-workflows", c.FieldOwner())
 	require.NotNil(t, c.Setup)
-	assert.NoError(t, c.Setup(t.Context(), &manager.Deps{}))
+	require.NotNil(t, c.Validate)
+}
+
+func TestWebhookFlags(t *testing.T) {
+	unsetWorkflowNamespace(t)
+	tests := []struct {
+		name    string
+		env     map[string]string
+		args    []string
+		want    workflows.Config
+		wantErr string
+	}{
+		{
+			name: "defaults",
+			want: workflows.Config{
+				Namespaces: manager.Namespaces{"agent-tasks"}, WebhookAllowedCIDRs: []netip.Prefix{},
+				WebhookTimeout: 10 * time.Second, WebhookPolicy: webhook.DefaultPolicy, Budget: workflows.DefaultBudget,
+			},
+		},
+		{
+			name: "flags and env",
+			env:  map[string]string{"WEBHOOK_ALLOWED_CIDRS": "127.0.0.1,10.0.0.0/8", "WEBHOOK_MAX_ATTEMPTS": "3"},
+			args: []string{"--webhook-timeout=2s", "--webhook-retry-base-delay=1s", "--webhook-retry-max-delay=4s"},
+			want: workflows.Config{
+				Namespaces:          manager.Namespaces{"agent-tasks"},
+				WebhookAllowedCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32"), netip.MustParsePrefix("10.0.0.0/8")},
+				WebhookTimeout:      2 * time.Second,
+				WebhookPolicy:       webhook.Policy{MaxAttempts: 3, BaseDelay: time.Second, MaxDelay: 4 * time.Second},
+				Budget:              workflows.DefaultBudget,
+			},
+		},
+		{name: "bad cidr", args: []string{"--webhook-allowed-cidrs=nope"}, wantErr: "--webhook-allowed-cidrs: invalid CIDR or address \"nope\""},
+		{name: "bad timeout", args: []string{"--webhook-timeout=0s"}, wantErr: "--webhook-timeout: must be positive"},
+		{name: "bad attempts", args: []string{"--webhook-max-attempts=0"}, wantErr: "--webhook-max-attempts: must be at least 1"},
+		{name: "bad delays", args: []string{"--webhook-retry-base-delay=10s", "--webhook-retry-max-delay=1s"}, wantErr: "--webhook-retry-max-delay"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, env := range []string{"WEBHOOK_ALLOWED_CIDRS", "WEBHOOK_MAX_ATTEMPTS", "WEBHOOK_TIMEOUT"} {
+				t.Setenv(env, "")
+				require.NoError(t, os.Unsetenv(env))
+			}
+			for k, v := range tt.env {
+				t.Setenv(k, v)
+			}
+			o, _, err := run(t, tt.args...)
+			if tt.wantErr != "" {
+				require.ErrorContains(t, err, tt.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			cfg, err := o.Config()
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, cfg)
+		})
+	}
 }
 
 func TestHelp(t *testing.T) {

@@ -1,0 +1,202 @@
+package workflows
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
+	"opsnorth.io/scheduler/generated/clientset/versioned"
+	listers "opsnorth.io/scheduler/generated/listers/scheduler/v1alpha1"
+	"opsnorth.io/scheduler/pkg/conditions"
+)
+
+// conflictRetry is how often a workflow blocked by a foreign AgentTask of
+// the same name looks again.
+const conflictRetry = 30 * time.Second
+
+// Reconciler runs Workflows as AgentTasks.
+type Reconciler struct {
+	workflows  func(namespace string) listers.WorkflowNamespaceLister
+	tasks      func(namespace string) listers.AgentTaskNamespaceLister
+	client     versioned.Interface
+	secrets    client.Reader
+	recorder   events.EventRecorder
+	fieldOwner string
+	webhooks   *webhooks
+	budget     Budget
+	now        func() time.Time
+	hops       *hopTracker
+
+	// written maps a workflow to the resourceVersion it had before this
+	// manager's last status write: while the informer still serves that
+	// version, a decision would be made on stale status, so it waits for the
+	// update event instead.
+	written sync.Map
+}
+
+// Reconcile brings one Workflow forward: fetch → validate → observe its tasks
+// → decide → start steps → write status once → stop tasks of a finished
+// workflow → deliver its webhook.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	wf, err := r.workflows(req.Namespace).Get(req.Name)
+	if apierrors.IsNotFound(err) {
+		r.written.Delete(req.NamespacedName)
+		return ctrl.Result{}, nil
+	}
+	if err != nil {
+		return ctrl.Result{}, fmt.Errorf("get workflow: %w", err)
+	}
+	if wf.DeletionTimestamp != nil || r.stale(ctx, req.NamespacedName, wf) {
+		return ctrl.Result{}, nil
+	}
+	wf = wf.DeepCopy()
+	if wf.Status.Phase.IsTerminal() {
+		return r.finished(ctx, wf)
+	}
+	obs, err := r.observe(ctx, wf)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	p := decide(obs)
+	conflict := ""
+	for round := 0; len(p.starts) > 0 && conflict == "" && round < 3; round++ {
+		if conflict, err = r.startSteps(ctx, obs, p); err != nil {
+			return ctrl.Result{}, err
+		}
+		p = decide(obs)
+	}
+	if conflict != "" {
+		msg := fmt.Sprintf("AgentTask %s exists and is not owned by this workflow; delete it to continue", conflict)
+		p.status.Message = msg
+		conditions.SetSummary(&p.status.Conditions, wf.Generation, conditions.Stalled, ReasonTaskNameConflict, msg)
+		p.requeue = conflictRetry
+	}
+	if !equality.Semantic.DeepEqual(wf.Status, p.status) {
+		written, err := r.writeStatus(ctx, wf, &p.status)
+		if err != nil || !written {
+			return ctrl.Result{}, err
+		}
+		r.announce(wf, &p)
+	}
+	if p.status.Phase.IsTerminal() {
+		return ctrl.Result{}, r.stopTasks(ctx, wf, obs.tasks)
+	}
+	return ctrl.Result{RequeueAfter: p.requeue}, nil
+}
+
+// finished handles a workflow whose terminal status is stored: no step task
+// may still run, and the completion webhook is delivered.
+func (r *Reconciler) finished(ctx context.Context, wf *v1alpha1.Workflow) (ctrl.Result, error) {
+	tasks, err := r.ownedTasks(wf)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := r.stopTasks(ctx, wf, tasks); err != nil {
+		return ctrl.Result{}, err
+	}
+	return r.deliver(ctx, wf)
+}
+
+// stale reports whether the informer still serves the version this manager
+// replaced with its last status write; the update event will follow.
+func (r *Reconciler) stale(ctx context.Context, key types.NamespacedName, wf *v1alpha1.Workflow) bool {
+	v, ok := r.written.Load(key)
+	if !ok {
+		return false
+	}
+	if v == wf.ResourceVersion {
+		logf.FromContext(ctx).V(1).Info("skipping stale workflow from cache", "resourceVersion", wf.ResourceVersion)
+		return true
+	}
+	r.written.Delete(key)
+	return false
+}
+
+// startSteps creates the planned step attempts and adds them to obs. It
+// returns the name of a task that exists but belongs to someone else.
+func (r *Reconciler) startSteps(ctx context.Context, obs *observation, p plan) (string, error) {
+	wf := obs.wf
+	for _, s := range p.starts {
+		task := buildTask(wf, s.step, s.attempt, s.input)
+		created, err := r.client.SchedulerV1alpha1().AgentTasks(wf.Namespace).Create(ctx, task, createOptions(r.fieldOwner))
+		if apierrors.IsAlreadyExists(err) {
+			created, err = r.client.SchedulerV1alpha1().AgentTasks(wf.Namespace).Get(ctx, task.Name, getOptions)
+			if err == nil && !ownedBy(created, wf) {
+				return task.Name, nil
+			}
+			if err == nil {
+				obs.withTask(created)
+				continue
+			}
+		}
+		if err != nil {
+			return "", fmt.Errorf("create AgentTask %s for step %q: %w", task.Name, wf.Spec.Steps[s.step].Name, err)
+		}
+		obs.withTask(created)
+		logf.FromContext(ctx).V(1).Info("started step", "step", wf.Spec.Steps[s.step].Name, "attempt", s.attempt, "task", created.Name)
+		if s.attempt == 0 {
+			r.hops.observeHop(obs, p.status.StepStatuses, s.step, r.now())
+		}
+		r.recorder.Eventf(wf, created, "Normal", "StepStarted", "CreateTask",
+			"step %q attempt %d started as AgentTask %s", wf.Spec.Steps[s.step].Name, s.attempt+1, created.Name)
+	}
+	return "", nil
+}
+
+// stopTasks deletes the workflow's tasks that have not finished, once the
+// workflow is terminal.
+func (r *Reconciler) stopTasks(ctx context.Context, wf *v1alpha1.Workflow, tasks map[string]*v1alpha1.AgentTask) error {
+	var errs []error
+	for _, t := range tasks {
+		if t.Status.Phase.IsTerminal() || t.DeletionTimestamp != nil {
+			continue
+		}
+		err := r.client.SchedulerV1alpha1().AgentTasks(wf.Namespace).Delete(ctx, t.Name, deleteOptions(t.UID))
+		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			errs = append(errs, fmt.Errorf("stop AgentTask %s: %w", t.Name, err))
+			continue
+		}
+		logf.FromContext(ctx).Info("stopped step task", "task", t.Name, "phase", wf.Status.Phase)
+	}
+	return errors.Join(errs...)
+}
+
+// announce emits events and metrics for what the written status changed.
+func (r *Reconciler) announce(wf *v1alpha1.Workflow, p *plan) {
+	prev, next := &wf.Status, &p.status
+	for _, s := range next.StepStatuses {
+		old := prevStep(prev, s.Name)
+		if old != nil && old.Phase == s.Phase {
+			continue
+		}
+		switch s.Phase {
+		case v1alpha1.StepSucceeded:
+			r.recorder.Eventf(wf, nil, "Normal", "StepSucceeded", "Reconcile", "step %q succeeded", s.Name)
+		case v1alpha1.StepFailed:
+			r.recorder.Eventf(wf, nil, "Warning", "StepFailed", "Reconcile", "step %q failed: %s", s.Name, s.Message)
+		}
+	}
+	if prev.StartTime == nil && next.StartTime != nil {
+		workflowsStarted.Inc()
+	}
+	if !prev.Phase.IsTerminal() && next.Phase.IsTerminal() {
+		workflowsCompleted.WithLabelValues(string(next.Phase), p.reason).Inc()
+		workflowDuration.WithLabelValues(string(next.Phase)).Observe(next.CompletionTime.Sub(next.StartTime.Time).Seconds())
+		kind := "Normal"
+		if next.Phase == v1alpha1.WorkflowFailed {
+			kind = "Warning"
+		}
+		r.recorder.Eventf(wf, nil, kind, "Workflow"+string(next.Phase), "Reconcile", "%s", next.Message)
+	}
+}

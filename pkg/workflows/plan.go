@@ -1,0 +1,282 @@
+package workflows
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
+	"opsnorth.io/scheduler/pkg/conditions"
+	"opsnorth.io/scheduler/pkg/workflows/dag"
+	"opsnorth.io/scheduler/pkg/workflows/subst"
+)
+
+// observation is everything a decision is made from.
+type observation struct {
+	wf *v1alpha1.Workflow
+	// graph is the validated step graph; nil when invalid is set.
+	graph   *dag.Graph
+	invalid error
+	// tasks are the AgentTasks the workflow controls, by name.
+	tasks map[string]*v1alpha1.AgentTask
+	// lost are task names the status recorded that no longer exist.
+	lost   map[string]bool
+	now    time.Time
+	budget Budget
+}
+
+// start is a step attempt to create.
+type start struct {
+	step    int
+	attempt int32
+	input   map[string]string
+}
+
+// plan is the outcome of a decision: the status to write, the tasks to
+// create, and when to look again.
+type plan struct {
+	status v1alpha1.WorkflowStatus
+	starts []start
+	// requeue is when to reconcile again without an event; 0 means never.
+	requeue time.Duration
+	// reason is the summary reason of status (also the failure reason).
+	reason string
+}
+
+// decide computes the workflow's status and the step attempts to start. It
+// is pure: the controller creates the starts, adds them to the observation
+// and decides again until nothing is left to start.
+func decide(obs *observation) plan {
+	wf := obs.wf
+	st := wf.Status.DeepCopy()
+	st.ObservedGeneration = wf.Generation
+	if st.StartTime == nil {
+		st.StartTime = new(stamp(obs.now))
+	}
+	views := make([]stepView, len(wf.Spec.Steps))
+	for i := range wf.Spec.Steps {
+		views[i] = stepView{status: v1alpha1.StepStatus{Name: wf.Spec.Steps[i].Name, Phase: v1alpha1.StepPending}}
+	}
+	p := plan{}
+	if obs.invalid != nil {
+		finish(obs, st, views, ReasonInvalidSpec, "invalid spec: "+obs.invalid.Error())
+		st.CurrentStep = currentStep(st.StepStatuses)
+		p.status, p.reason = *st, ReasonInvalidSpec
+		return p
+	}
+	for i := range views {
+		views[i] = observeStep(obs, i, prevStep(st, wf.Spec.Steps[i].Name))
+	}
+	enforceBudget(obs, views)
+	failed := slices.IndexFunc(views, func(v stepView) bool { return v.status.Phase == v1alpha1.StepFailed })
+	if failed < 0 {
+		p.starts, failed = startable(obs, views)
+	}
+	var deadline time.Time
+	if wf.Spec.TimeoutSeconds != nil {
+		deadline = st.StartTime.Add(time.Duration(*wf.Spec.TimeoutSeconds) * time.Second)
+	}
+	switch {
+	case failed >= 0:
+		p.starts = nil
+		v := views[failed]
+		p.reason = v.reason
+		finish(obs, st, views, v.reason, fmt.Sprintf("step %q failed: %s", v.status.Name, v.status.Message))
+	case !deadline.IsZero() && !obs.now.Before(deadline):
+		p.starts, p.reason = nil, ReasonTimeout
+		finish(obs, st, views, ReasonTimeout, fmt.Sprintf("workflow timed out after %ds", *wf.Spec.TimeoutSeconds))
+	case !slices.ContainsFunc(views, func(v stepView) bool { return v.status.Phase != v1alpha1.StepSucceeded }):
+		p.reason = ReasonSucceeded
+		finish(obs, st, views, ReasonSucceeded, fmt.Sprintf("all %d steps succeeded", len(views)))
+	default:
+		p.reason = ReasonRunning
+		st.Phase = v1alpha1.WorkflowRunning
+		st.Message = runningMessage(views)
+		st.StepStatuses = statuses(views)
+		conditions.SetSummary(&st.Conditions, wf.Generation, conditions.InProgress, ReasonRunning, st.Message)
+		p.requeue = nextWake(obs.now, deadline, views)
+	}
+	st.CurrentStep = currentStep(st.StepStatuses)
+	p.status = *st
+	return p
+}
+
+// startable returns the attempts to start now: retries whose backoff passed
+// and steps whose dependencies all succeeded. A step whose input cannot be
+// resolved is failed instead, and its index returned.
+func startable(obs *observation, views []stepView) ([]start, int) {
+	var out []start
+	started := make([]bool, len(views))
+	succeeded := make([]bool, len(views))
+	for i, v := range views {
+		started[i] = v.latest != nil
+		succeeded[i] = v.status.Phase == v1alpha1.StepSucceeded
+		if v.status.Phase == v1alpha1.StepRetrying && !obs.now.Before(v.retryAt) {
+			out = append(out, start{step: i, attempt: v.status.Attempts})
+		}
+	}
+	for _, i := range obs.graph.Runnable(started, succeeded) {
+		out = append(out, start{step: i})
+	}
+	slices.SortFunc(out, func(a, b start) int { return a.step - b.step })
+	for k := range out {
+		input, err := resolveInput(obs, views, out[k].step)
+		if err != nil {
+			i := out[k].step
+			views[i] = views[i].fail(obs, nil, ReasonMissingOutput, err.Error())
+			return nil, i
+		}
+		out[k].input = input
+	}
+	return out, -1
+}
+
+// resolveInput substitutes step i's input values.
+func resolveInput(obs *observation, views []stepView, i int) (map[string]string, error) {
+	step := obs.wf.Spec.Steps[i]
+	if len(step.Input) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]string, len(step.Input))
+	for _, key := range sortedKeys(step.Input) {
+		v, err := subst.Expand(step.Input[key], func(ref subst.Ref) (string, error) {
+			if ref.Kind == subst.Input {
+				return obs.wf.Spec.Input[ref.Key], nil
+			}
+			j, _ := refStep(obs.graph, ref)
+			val, ok := views[j].status.Output[ref.Key]
+			if !ok {
+				return "", fmt.Errorf("step %q produced no output key %q", views[j].status.Name, ref.Key)
+			}
+			return val, nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("input %q: %w", key, err)
+		}
+		out[key] = v
+	}
+	return out, nil
+}
+
+// enforceBudget fails succeeded steps whose output does not fit. Outputs
+// stored by earlier reconciles are counted first, so a stored output is never
+// evicted by one that arrives later.
+func enforceBudget(obs *observation, views []stepView) {
+	var fresh []int
+	used := 0
+	for i, v := range views {
+		if v.status.Phase != v1alpha1.StepSucceeded {
+			continue
+		}
+		if prev := prevStep(&obs.wf.Status, v.status.Name); prev != nil && prev.Phase == v1alpha1.StepSucceeded {
+			used += outputSize(v.status.Output)
+			continue
+		}
+		fresh = append(fresh, i)
+	}
+	for _, i := range fresh {
+		size := outputSize(views[i].status.Output)
+		var msg string
+		switch {
+		case size > obs.budget.PerStep:
+			msg = fmt.Sprintf("output is %d bytes, over the budget of %d bytes per step", size, obs.budget.PerStep)
+		case used+size > obs.budget.Total:
+			msg = fmt.Sprintf("output is %d bytes and the workflow already stores %d, over the budget of %d bytes per workflow",
+				size, used, obs.budget.Total)
+		default:
+			used += size
+			continue
+		}
+		views[i].status.Output = nil
+		views[i] = views[i].fail(obs, nil, ReasonOutputTooLarge, msg)
+	}
+}
+
+// finish makes the workflow terminal: steps that had not finished are stopped.
+func finish(obs *observation, st *v1alpha1.WorkflowStatus, views []stepView, reason, msg string) {
+	state, phase := conditions.Failed, v1alpha1.WorkflowFailed
+	if reason == ReasonSucceeded {
+		state, phase = conditions.Current, v1alpha1.WorkflowSucceeded
+	}
+	for i := range views {
+		views[i].stop(obs.now, "the workflow "+strings.ToLower(string(phase))+": "+msg)
+	}
+	st.Phase, st.Message = phase, msg
+	st.StepStatuses = statuses(views)
+	st.CompletionTime = new(stamp(obs.now))
+	st.Duration = st.CompletionTime.Sub(st.StartTime.Time).String()
+	conditions.SetSummary(&st.Conditions, obs.wf.Generation, state, reason, msg)
+}
+
+func statuses(views []stepView) []v1alpha1.StepStatus {
+	out := make([]v1alpha1.StepStatus, len(views))
+	for i, v := range views {
+		out[i] = v.status
+	}
+	return out
+}
+
+func runningMessage(views []stepView) string {
+	done := 0
+	var active []string
+	for _, v := range views {
+		switch v.status.Phase {
+		case v1alpha1.StepSucceeded:
+			done++
+		case v1alpha1.StepRunning, v1alpha1.StepRetrying:
+			active = append(active, v.status.Name)
+		}
+	}
+	msg := fmt.Sprintf("%d of %d steps succeeded", done, len(views))
+	if len(active) > 0 {
+		msg += "; running: " + strings.Join(active, ", ")
+	}
+	return msg
+}
+
+// nextWake is how long until the earliest retry or the workflow deadline.
+func nextWake(now, deadline time.Time, views []stepView) time.Duration {
+	var wake time.Time
+	for _, v := range views {
+		if v.status.Phase == v1alpha1.StepRetrying && (wake.IsZero() || v.retryAt.Before(wake)) {
+			wake = v.retryAt
+		}
+	}
+	if !deadline.IsZero() && (wake.IsZero() || deadline.Before(wake)) {
+		wake = deadline
+	}
+	if wake.IsZero() {
+		return 0
+	}
+	return max(wake.Sub(now), time.Millisecond)
+}
+
+// currentStep is the index of the first unfinished step.
+func currentStep(steps []v1alpha1.StepStatus) int32 {
+	for i, s := range steps {
+		switch s.Phase {
+		case v1alpha1.StepSucceeded, v1alpha1.StepFailed, v1alpha1.StepSkipped:
+		default:
+			return int32(i)
+		}
+	}
+	return int32(len(steps))
+}
+
+func prevStep(st *v1alpha1.WorkflowStatus, name string) *v1alpha1.StepStatus {
+	for i := range st.StepStatuses {
+		if st.StepStatuses[i].Name == name {
+			return &st.StepStatuses[i]
+		}
+	}
+	return nil
+}
+
+// withTask adds a task just created, for deciding again.
+func (obs *observation) withTask(t *v1alpha1.AgentTask) {
+	if obs.tasks == nil {
+		obs.tasks = map[string]*v1alpha1.AgentTask{}
+	}
+	obs.tasks[t.Name] = t
+}

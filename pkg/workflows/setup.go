@@ -1,0 +1,160 @@
+package workflows
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8slabels "k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/client-go/util/workqueue"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
+	"opsnorth.io/scheduler/generated/informers/externalversions"
+	listers "opsnorth.io/scheduler/generated/listers/scheduler/v1alpha1"
+	"opsnorth.io/scheduler/pkg/labels"
+	"opsnorth.io/scheduler/pkg/manager"
+	"opsnorth.io/scheduler/pkg/webhook"
+)
+
+// Config is the workflows controller's own configuration.
+type Config struct {
+	// Namespaces whose Workflows are reconciled; empty means all.
+	Namespaces manager.Namespaces
+	// WebhookAllowedCIDRs are non-public receiver addresses that are allowed.
+	WebhookAllowedCIDRs []netip.Prefix
+	// WebhookTimeout bounds each delivery attempt.
+	WebhookTimeout time.Duration
+	// WebhookPolicy bounds the delivery attempts.
+	WebhookPolicy webhook.Policy
+	// Budget bounds stored step outputs; zero means DefaultBudget.
+	Budget Budget
+}
+
+// Setup registers the Workflow controller with deps.Manager: Workflows come
+// from the shared scheduler informers, the workflows' AgentTasks from
+// informers of its own that select on the workflow label, so AgentTasks of
+// other origins are never cached here.
+func Setup(_ context.Context, deps *manager.Deps, cfg Config) error {
+	if cfg.Budget == (Budget{}) {
+		cfg.Budget = DefaultBudget
+	}
+	taskFactories, err := taskInformers(deps, cfg.Namespaces)
+	if err != nil {
+		return err
+	}
+	r := &Reconciler{
+		workflows: func(ns string) listers.WorkflowNamespaceLister {
+			return deps.Informers.For(ns).Scheduler().V1alpha1().Workflows().Lister().Workflows(ns)
+		},
+		tasks: func(ns string) listers.AgentTaskNamespaceLister {
+			return taskFactories(ns).Scheduler().V1alpha1().AgentTasks().Lister().AgentTasks(ns)
+		},
+		client:     deps.Clientset,
+		secrets:    deps.Manager.GetAPIReader(),
+		recorder:   deps.Manager.GetEventRecorder(deps.FieldOwner),
+		fieldOwner: deps.FieldOwner,
+		webhooks: &webhooks{
+			sender: webhook.NewSender(webhook.Guard{Allowed: cfg.WebhookAllowedCIDRs}, cfg.WebhookTimeout, deps.FieldOwner),
+			policy: cfg.WebhookPolicy,
+		},
+		budget: cfg.Budget,
+		now:    time.Now,
+		hops:   newHopTracker(),
+	}
+	b := ctrl.NewControllerManagedBy(deps.Manager).Named("workflow").WithOptions(controller.Options{
+		MaxConcurrentReconciles: deps.Options.MaxConcurrentReconciles,
+		// One controller per manager; tests start the manager more than once
+		// in a process, which controller-runtime's global name check refuses.
+		SkipNameValidation: new(true),
+	})
+	for _, f := range deps.Informers.Factories() {
+		b = b.WatchesRawSource(&source.Informer{
+			Informer: f.Scheduler().V1alpha1().Workflows().Informer(),
+			Handler:  &handler.EnqueueRequestForObject{},
+		})
+	}
+	for _, ns := range factoryNamespaces(cfg.Namespaces) {
+		b = b.WatchesRawSource(&source.Informer{
+			Informer: taskFactories(ns).Scheduler().V1alpha1().AgentTasks().Informer(),
+			Handler:  taskHandler(r.hops),
+		})
+	}
+	if err := b.Complete(r); err != nil {
+		return fmt.Errorf("build workflow controller: %w", err)
+	}
+	return nil
+}
+
+// factoryNamespaces are the namespaces with a factory; "" means all.
+func factoryNamespaces(ns manager.Namespaces) []string {
+	if ns.All() {
+		return []string{metav1.NamespaceAll}
+	}
+	return ns
+}
+
+// taskInformers builds one AgentTask informer factory per watched namespace,
+// listing only tasks that carry the workflow label, registers them with the
+// manager and returns the factory for a namespace.
+func taskInformers(deps *manager.Deps, namespaces manager.Namespaces) (func(string) externalversions.SharedInformerFactory, error) {
+	req, err := k8slabels.NewRequirement(labels.Workflow, selection.Exists, nil)
+	if err != nil {
+		return nil, fmt.Errorf("workflow label selector: %w", err)
+	}
+	tweak := externalversions.WithTweakListOptions(func(o *metav1.ListOptions) {
+		o.LabelSelector = k8slabels.NewSelector().Add(*req).String()
+	})
+	byNamespace := map[string]externalversions.SharedInformerFactory{}
+	for i, ns := range factoryNamespaces(namespaces) {
+		f := externalversions.NewSharedInformerFactoryWithOptions(deps.Clientset, 0, externalversions.WithNamespace(ns), tweak)
+		f.Scheduler().V1alpha1().AgentTasks().Informer()
+		if err := manager.AddInformerFactory(deps.Manager, fmt.Sprintf("workflow-tasks-%d", i), f); err != nil {
+			return nil, err
+		}
+		byNamespace[ns] = f
+	}
+	return func(ns string) externalversions.SharedInformerFactory {
+		if f, ok := byNamespace[metav1.NamespaceAll]; ok {
+			return f
+		}
+		return byNamespace[ns]
+	}, nil
+}
+
+// taskHandler enqueues the Workflow that controls an AgentTask and records
+// when a task is seen turning Succeeded, for the hop latency.
+func taskHandler(hops *hopTracker) handler.EventHandler {
+	enqueue := func(obj metav1.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		ref := metav1.GetControllerOf(obj)
+		if ref == nil || ref.Kind != "Workflow" || ref.APIVersion != v1alpha1.SchemeGroupVersion.String() {
+			return
+		}
+		q.Add(reconcile.Request{NamespacedName: k8sName(obj.GetNamespace(), ref.Name)})
+	}
+	return handler.Funcs{
+		CreateFunc: func(_ context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			enqueue(e.Object, q)
+		},
+		UpdateFunc: func(_ context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			oldTask, okOld := e.ObjectOld.(*v1alpha1.AgentTask)
+			newTask, okNew := e.ObjectNew.(*v1alpha1.AgentTask)
+			if okOld && okNew && oldTask.Status.Phase != v1alpha1.TaskSucceeded && newTask.Status.Phase == v1alpha1.TaskSucceeded {
+				hops.succeeded(newTask.UID, time.Now())
+			}
+			enqueue(e.ObjectNew, q)
+		},
+		DeleteFunc: func(_ context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			hops.forget(e.Object.GetUID())
+			enqueue(e.Object, q)
+		},
+	}
+}

@@ -1,0 +1,122 @@
+package subst
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestParse(t *testing.T) {
+	tests := []struct {
+		name    string
+		value   string
+		want    []Segment
+		wantErr string
+	}{
+		{name: "empty", value: "", want: nil},
+		{name: "plain", value: "hello $ world $5 {x}", want: []Segment{{Literal: "hello $ world $5 {x}"}}},
+		{name: "index", value: "a=${steps.0.output.result}!", want: []Segment{
+			{Literal: "a="}, {Ref: &Ref{Kind: StepOutput, Index: 0, Key: "result"}}, {Literal: "!"},
+		}},
+		{name: "name", value: "${steps.fetch-data.output.url}", want: []Segment{
+			{Ref: &Ref{Kind: StepOutput, Index: -1, Step: "fetch-data", Key: "url"}},
+		}},
+		{name: "dotted key", value: "${steps.12.output.a.b-c_d}", want: []Segment{
+			{Ref: &Ref{Kind: StepOutput, Index: 12, Key: "a.b-c_d"}},
+		}},
+		{name: "input", value: "${inputs.REPO}${inputs.ref}", want: []Segment{
+			{Ref: &Ref{Kind: Input, Index: -1, Key: "REPO"}}, {Ref: &Ref{Kind: Input, Index: -1, Key: "ref"}},
+		}},
+		{name: "escape", value: "$${steps.0.output.x}", want: []Segment{{Literal: "${steps.0.output.x}"}}},
+		{name: "escape then ref", value: "$${${inputs.a}}", want: []Segment{
+			{Literal: "${"}, {Ref: &Ref{Kind: Input, Index: -1, Key: "a"}}, {Literal: "}"},
+		}},
+		{name: "triple dollar", value: "$$${inputs.a}", want: []Segment{{Literal: "$${inputs.a}"}}},
+		{name: "unclosed", value: "x ${steps.0.output.a", wantErr: "no closing '}'"},
+		{name: "unknown root", value: "${env.HOME}", wantErr: "expected steps.<index|name>.output.<key> or inputs.<key>"},
+		{name: "no output", value: "${steps.a.result}", wantErr: "expected steps.<index|name>.output.<key>"},
+		{name: "empty key", value: "${inputs.}", wantErr: `invalid input key ""`},
+		{name: "bad key", value: "${steps.a.output.a b}", wantErr: `invalid output key "a b"`},
+		{name: "bad name", value: "${steps.Fetch.output.a}", wantErr: `invalid step name "Fetch"`},
+		{name: "huge index", value: "${steps.99999999999999999999.output.a}", wantErr: "out of range"},
+		{name: "empty body", value: "${}", wantErr: "expected"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Parse(tt.value)
+			if tt.wantErr != "" {
+				require.ErrorIs(t, err, ErrMalformed)
+				assert.ErrorContains(t, err, tt.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
+
+func TestExpand(t *testing.T) {
+	outputs := map[string]map[string]string{"0": {"a": "A", "tricky": "${inputs.x}"}, "build": {"img": "r/i:1"}}
+	inputs := map[string]string{"x": "X"}
+	resolve := func(r Ref) (string, error) {
+		if r.Kind == Input {
+			if v, ok := inputs[r.Key]; ok {
+				return v, nil
+			}
+			return "", fmt.Errorf("no input %q", r.Key)
+		}
+		sel := r.Step
+		if r.Index >= 0 {
+			sel = fmt.Sprint(r.Index)
+		}
+		if v, ok := outputs[sel][r.Key]; ok {
+			return v, nil
+		}
+		return "", errors.New("missing")
+	}
+	tests := []struct {
+		value, want, wantErr string
+	}{
+		{value: "${steps.0.output.a}-${steps.build.output.img}-${inputs.x}", want: "A-r/i:1-X"},
+		{value: "$${inputs.x} is ${inputs.x}", want: "${inputs.x} is X"},
+		{value: "${steps.0.output.tricky}", want: "${inputs.x}"}, // substituted values are not parsed again
+		{value: "${steps.0.output.nope}", wantErr: "${steps.0.output.nope}: missing"},
+		{value: "${inputs.y}", wantErr: `${inputs.y}: no input "y"`},
+		{value: "${oops", wantErr: "malformed reference at offset 0: \"${oops\" has no closing '}'"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.value, func(t *testing.T) {
+			got, err := Expand(tt.value, resolve)
+			if tt.wantErr != "" {
+				assert.EqualError(t, err, tt.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
+
+func TestReferencesAndString(t *testing.T) {
+	refs, err := References("${steps.3.output.k} ${steps.x.output.k} ${inputs.k} $${inputs.no}")
+	require.NoError(t, err)
+	var got []string
+	for _, r := range refs {
+		got = append(got, r.String())
+	}
+	assert.Equal(t, []string{"${steps.3.output.k}", "${steps.x.output.k}", "${inputs.k}"}, got)
+}
+
+func TestEscapeRender(t *testing.T) {
+	for _, s := range []string{"", "${", "$${", "$$${x}", "a${inputs.b}c", "$", "}${"} {
+		got, err := Expand(Escape(s), func(Ref) (string, error) { return "", errors.New("no refs expected") })
+		require.NoError(t, err, s)
+		assert.Equal(t, s, got)
+	}
+	segs, err := Parse("a$${b${steps.1.output.c}$d")
+	require.NoError(t, err)
+	assert.Equal(t, "a$${b${steps.1.output.c}$d", Render(segs))
+}
