@@ -1,0 +1,97 @@
+package tasks_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	batchv1 "k8s.io/api/batch/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
+	"opsnorth.io/scheduler/pkg/tasks"
+)
+
+// reconcileCount is controller-runtime's count of agenttask reconciles.
+func reconcileCount(t *testing.T) float64 {
+	t.Helper()
+	families, err := metrics.Registry.Gather()
+	require.NoError(t, err)
+	var sum float64
+	for _, f := range families {
+		if f.GetName() != "controller_runtime_reconcile_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "controller" && l.GetValue() == tasks.ControllerName {
+					sum += m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return sum
+}
+
+func histogram(t *testing.T, h prometheus.Histogram) (count uint64, sum float64) {
+	t.Helper()
+	m := &dto.Metric{}
+	require.NoError(t, h.Write(m))
+	return m.GetHistogram().GetSampleCount(), m.GetHistogram().GetSampleSum()
+}
+
+// TestMetrics runs one task to success and one to failure and reads every
+// metric of the manager from the registry.
+func TestMetrics(t *testing.T) {
+	k := newCluster(t, "tasks-metrics")
+	counter := func(c prometheus.Collector) float64 { return testutil.ToFloat64(c) }
+	transitions := func(from, to string) float64 {
+		return counter(tasks.PhaseTransitionsTotal.WithLabelValues(from, to))
+	}
+	before := map[string]float64{
+		"created":   counter(tasks.CreatedTotal),
+		"succeeded": counter(tasks.CompletedTotal.WithLabelValues("Succeeded")),
+		"failed":    counter(tasks.CompletedTotal.WithLabelValues("Failed")),
+		"new":       transitions("None", "Pending"),
+		"started":   transitions("Pending", "Running"),
+		"ok":        transitions("Running", "Succeeded"),
+		"ko":        transitions("Running", "Failed"),
+	}
+	startups, startupSum := histogram(t, tasks.StartupDuration)
+	creations, _ := histogram(t, tasks.JobCreationDuration)
+	startManager(t, k.ns, testConfig(t, false), nil)
+
+	for name, exit := range map[string]int32{"good": 0, "bad": 1} {
+		k.createTask(name)
+		job := k.job(name)
+		k.waitPhase(name, v1alpha1.TaskPending)
+		require.NoError(t, k.c.Get(t.Context(), client.ObjectKeyFromObject(job), job))
+		pod := k.runPod(job, job.CreationTimestamp.Add(7*time.Second))
+		k.waitPhase(name, v1alpha1.TaskRunning)
+		k.terminatePod(pod, exit, "")
+		if exit == 0 {
+			k.completeJob(job, time.Now())
+			k.waitPhase(name, v1alpha1.TaskSucceeded)
+		} else {
+			k.failJob(job, batchv1.JobReasonBackoffLimitExceeded)
+			k.waitPhase(name, v1alpha1.TaskFailed)
+		}
+	}
+	assert.Equal(t, 2.0, counter(tasks.CreatedTotal)-before["created"])
+	assert.Equal(t, 1.0, counter(tasks.CompletedTotal.WithLabelValues("Succeeded"))-before["succeeded"])
+	assert.Equal(t, 1.0, counter(tasks.CompletedTotal.WithLabelValues("Failed"))-before["failed"])
+	assert.Equal(t, 2.0, transitions("None", "Pending")-before["new"])
+	assert.Equal(t, 2.0, transitions("Pending", "Running")-before["started"])
+	assert.Equal(t, 1.0, transitions("Running", "Succeeded")-before["ok"])
+	assert.Equal(t, 1.0, transitions("Running", "Failed")-before["ko"])
+	count, sum := histogram(t, tasks.StartupDuration)
+	assert.Equal(t, uint64(2), count-startups)
+	assert.InDelta(t, 14.0, sum-startupSum, 0.001, "two startups of 7s each")
+	count, _ = histogram(t, tasks.JobCreationDuration)
+	assert.Equal(t, uint64(2), count-creations)
+}

@@ -1,0 +1,182 @@
+package webhook
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
+)
+
+func TestGuardCheck(t *testing.T) {
+	allowed, err := ParseCIDRs([]string{"10.1.0.0/16", "127.0.0.1"})
+	require.NoError(t, err)
+	tests := []struct {
+		addr    string
+		guard   Guard
+		refused bool
+	}{
+		{"93.184.216.34", Guard{}, false},
+		{"2606:2800:220:1::1", Guard{}, false},
+		{"127.0.0.1", Guard{}, true},
+		{"::1", Guard{}, true},
+		{"::ffff:127.0.0.1", Guard{}, true},
+		{"10.0.0.1", Guard{}, true},
+		{"172.16.5.4", Guard{}, true},
+		{"192.168.1.1", Guard{}, true},
+		{"169.254.169.254", Guard{}, true},
+		{"fe80::1", Guard{}, true},
+		{"fd00::1", Guard{}, true},
+		{"100.64.0.1", Guard{}, true},
+		{"0.0.0.0", Guard{}, true},
+		{"224.0.0.1", Guard{}, true},
+		{"10.1.2.3", Guard{Allowed: allowed}, false},
+		{"10.2.0.1", Guard{Allowed: allowed}, true},
+		{"127.0.0.1", Guard{Allowed: allowed}, false},
+		{"::ffff:127.0.0.1", Guard{Allowed: allowed}, false},
+	}
+	for _, tt := range tests {
+		err := tt.guard.Check(netip.MustParseAddr(tt.addr))
+		if tt.refused {
+			assert.ErrorIs(t, err, ErrAddressRefused, tt.addr)
+		} else {
+			assert.NoError(t, err, tt.addr)
+		}
+	}
+}
+
+func TestParseCIDRs(t *testing.T) {
+	got, err := ParseCIDRs([]string{"10.1.2.3/16", "::1", "192.168.0.1"})
+	require.NoError(t, err)
+	assert.Equal(t, []netip.Prefix{
+		netip.MustParsePrefix("10.1.0.0/16"), netip.MustParsePrefix("::1/128"), netip.MustParsePrefix("192.168.0.1/32"),
+	}, got)
+	_, err = ParseCIDRs([]string{"example.com"})
+	assert.ErrorContains(t, err, `"example.com"`)
+}
+
+func TestSignVerify(t *testing.T) {
+	body := []byte(`{"phase":"Succeeded"}`)
+	sig := Sign([]byte("k"), body)
+	// Known answer: echo -n '{"phase":"Succeeded"}' | openssl dgst -sha256 -hmac k
+	assert.Equal(t, "sha256=ecbf4dc6cae9914233a9a700ccd04812f4c240d329ee89c615a7bda2e5a5d760", sig)
+	assert.True(t, Verify([]byte("k"), body, sig))
+	assert.False(t, Verify([]byte("other"), body, sig))
+	assert.False(t, Verify([]byte("k"), []byte(`{"phase":"Failed"}`), sig))
+	assert.False(t, Verify([]byte("k"), body, ""))
+}
+
+func TestPolicy(t *testing.T) {
+	p := Policy{MaxAttempts: 3, BaseDelay: time.Second, MaxDelay: 3 * time.Second}
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	assert.Zero(t, p.Next(nil, now))
+	assert.True(t, Pending(nil))
+
+	st := p.Record(nil, Result{Err: errors.New("connection refused")}, now)
+	assert.Equal(t, int32(1), st.Attempts)
+	assert.Equal(t, "connection refused", st.LastError)
+	assert.True(t, Pending(st))
+	assert.Equal(t, time.Second, p.Next(st, now))
+	assert.Equal(t, 500*time.Millisecond, p.Next(st, now.Add(500*time.Millisecond)))
+	assert.Zero(t, p.Next(st, now.Add(2*time.Second)))
+
+	st = p.Record(st, Result{StatusCode: 503, Err: errors.New("receiver answered 503")}, now)
+	assert.Equal(t, 2*time.Second, p.Next(st, now), "doubles")
+	assert.Equal(t, int32(503), st.LastStatusCode)
+	st.Attempts = 5
+	assert.Equal(t, 3*time.Second, p.Next(st, now), "capped")
+	st.Attempts = 2
+
+	gaveUp := p.Record(st, Result{Err: errors.New("timeout")}, now)
+	assert.True(t, gaveUp.GaveUp)
+	assert.False(t, Pending(gaveUp))
+
+	delivered := p.Record(st, Result{StatusCode: 204}, now)
+	assert.True(t, delivered.Delivered)
+	assert.Empty(t, delivered.LastError)
+	assert.False(t, Pending(delivered))
+	assert.Equal(t, int32(2), st.Attempts, "Record does not modify its input")
+	assert.Equal(t, metav1.NewTime(now), *delivered.LastAttemptTime)
+}
+
+func TestRecordTruncatesOnRuneBoundary(t *testing.T) {
+	msg := strings.Repeat("a", 1023) + "é" + strings.Repeat("b", 10)
+	st := DefaultPolicy.Record(&v1alpha1.WebhookDelivery{}, Result{Err: errors.New(msg)}, time.Now())
+	assert.Equal(t, strings.Repeat("a", 1023), st.LastError)
+}
+
+func TestSender(t *testing.T) {
+	var got *http.Request
+	var body []byte
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, body = r, must(io.ReadAll(r.Body))
+		switch r.URL.Path {
+		case "/redirect":
+			http.Redirect(w, r, "/ok", http.StatusFound)
+		case "/slow":
+			time.Sleep(2 * time.Second)
+		case "/fail":
+			http.Error(w, "secret internal detail", http.StatusInternalServerError)
+		}
+	}))
+	defer srv.Close()
+	loopback := Guard{Allowed: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}
+	s := NewSender(loopback, time.Second, "test/1")
+	req := Request{URL: srv.URL + "/ok", Body: []byte(`{"a":"b"}`), IdempotencyKey: "uid/completion", Event: "agenttask.completed", Secret: []byte("k")}
+
+	res := s.Send(context.Background(), req)
+	require.True(t, res.Delivered(), "%v", res.Err)
+	assert.Equal(t, 200, res.StatusCode)
+	assert.Equal(t, http.MethodPost, got.Method)
+	assert.Equal(t, `{"a":"b"}`, string(body))
+	assert.Equal(t, "uid/completion", got.Header.Get(HeaderIdempotencyKey))
+	assert.Equal(t, "agenttask.completed", got.Header.Get(HeaderEvent))
+	assert.Equal(t, "application/json", got.Header.Get("Content-Type"))
+	assert.Equal(t, "test/1", got.Header.Get("User-Agent"))
+	assert.True(t, Verify([]byte("k"), body, got.Header.Get(HeaderSignature)))
+
+	req.URL = srv.URL + "/redirect"
+	res = s.Send(context.Background(), req)
+	assert.False(t, res.Delivered(), "redirects are not followed")
+	assert.Equal(t, http.StatusFound, res.StatusCode)
+	assert.Equal(t, "/redirect", got.URL.Path)
+
+	req.URL = srv.URL + "/fail"
+	res = s.Send(context.Background(), req)
+	assert.Equal(t, 500, res.StatusCode)
+	assert.NotContains(t, res.Err.Error(), "secret internal detail", "the response body is never kept")
+
+	req.URL = srv.URL + "/slow"
+	start := time.Now()
+	res = s.Send(context.Background(), req)
+	assert.Error(t, res.Err)
+	assert.Less(t, time.Since(start), 1900*time.Millisecond, "per-attempt timeout")
+
+	req.URL = srv.URL + "/ok"
+	got = nil
+	res = NewSender(Guard{}, time.Second, "test/1").Send(context.Background(), req)
+	assert.ErrorIs(t, res.Err, ErrAddressRefused)
+	assert.Zero(t, res.StatusCode)
+	assert.Nil(t, got, "a refused address is never connected to")
+
+	req.URL = strings.Replace(srv.URL, "127.0.0.1", "localhost", 1) + "/ok"
+	res = NewSender(Guard{}, time.Second, "test/1").Send(context.Background(), req)
+	assert.ErrorIs(t, res.Err, ErrAddressRefused, "checked on the resolved address, not the name")
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
