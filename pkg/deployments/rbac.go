@@ -1,21 +1,25 @@
-// Package deployments holds the deployments manager's UserDeployment controller.
 package deployments
 
 // The deployments manager's permissions. `make manifests` turns these markers
 // into manifests/rbac/deployments; nothing else grants the manager access.
 // Children live in per-user namespaces the manager creates, so these are
-// cluster-wide; Secrets are not among them (ExternalSecrets sync them).
+// cluster-wide. Every write is a server-side apply (patch; create when the
+// object is new) or a delete; reads come from label-filtered caches (list,
+// watch), plus live gets of namespaces and live lists while deleting.
+// Secrets are not among them (ExternalSecrets sync them). The finalizers
+// subresource is needed where OwnerReferencesPermissionEnforcement-style
+// admission guards finalizers.
 //
-// +kubebuilder:rbac:groups=scheduler.opsnorth.io,resources=userdeployments,verbs=get;list;watch;update;patch
-// +kubebuilder:rbac:groups=scheduler.opsnorth.io,resources=userdeployments/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=scheduler.opsnorth.io,resources=userdeployments,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=scheduler.opsnorth.io,resources=userdeployments/status,verbs=patch
 // +kubebuilder:rbac:groups=scheduler.opsnorth.io,resources=userdeployments/finalizers,verbs=update
-// +kubebuilder:rbac:groups=scheduler.opsnorth.io,resources=deploymenttemplates,verbs=get;list;watch
+// +kubebuilder:rbac:groups=scheduler.opsnorth.io,resources=deploymenttemplates,verbs=list;watch
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch;create;patch;delete
-// +kubebuilder:rbac:groups="",resources=configmaps;services;resourcequotas;limitranges;persistentvolumeclaims,verbs=get;list;watch;create;patch;delete
-// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;patch;delete
-// +kubebuilder:rbac:groups=autoscaling,resources=horizontalpodautoscalers,verbs=get;list;watch;create;patch;delete
-// +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies;ingresses,verbs=get;list;watch;create;patch;delete
-// +kubebuilder:rbac:groups=traefik.io,resources=ingressroutes,verbs=get;list;watch;create;patch;delete
-// +kubebuilder:rbac:groups=external-secrets.io,resources=externalsecrets,verbs=get;list;watch;create;patch;delete
-// +kubebuilder:rbac:groups=monitoring.coreos.com,resources=servicemonitors,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups="",resources=configmaps;services;resourcequotas;limitranges;persistentvolumeclaims,verbs=list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=autoscaling,resources=horizontalpodautoscalers,verbs=list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies;ingresses,verbs=list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=traefik.io,resources=ingressroutes,verbs=list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=external-secrets.io,resources=externalsecrets,verbs=list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=monitoring.coreos.com,resources=servicemonitors,verbs=list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch

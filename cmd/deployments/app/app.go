@@ -11,6 +11,9 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"opsnorth.io/scheduler/pkg/deployments"
+	"opsnorth.io/scheduler/pkg/deployments/render"
+	"opsnorth.io/scheduler/pkg/deployments/tiers"
 	"opsnorth.io/scheduler/pkg/manager"
 )
 
@@ -25,6 +28,23 @@ type Options struct {
 	// WatchNamespaces are the namespaces whose UserDeployments are
 	// reconciled; empty means all namespaces.
 	WatchNamespaces manager.Namespaces
+	// NamespacePrefix makes user namespaces <prefix>-<userId>.
+	NamespacePrefix string
+	// TierConfig is the tier file; empty uses the built-in tiers.
+	TierConfig string
+	// IngressEntryPoint is the Traefik entry point of IngressRoutes.
+	IngressEntryPoint string
+	// CertResolver is the Traefik certificate resolver of IngressRoutes.
+	CertResolver string
+	// PublicIngressClass and InternalIngressClass select the ingress
+	// controller per visibility.
+	PublicIngressClass   string
+	InternalIngressClass string
+	// IngressControllerNamespace is where the ingress controller runs; the
+	// NetworkPolicies admit traffic from it.
+	IngressControllerNamespace string
+
+	tiers tiers.Config
 }
 
 // AddFlags registers the deployments flags on fs, setting o to their defaults.
@@ -38,6 +58,27 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.DisableNetworkPolicies, "disable-network-policies", false,
 		"Do not create NetworkPolicies for deployments.")
 	manager.BindEnv(fs, "disable-network-policies", "DISABLE_NETWORK_POLICIES")
+	fs.StringVar(&o.NamespacePrefix, "namespace-prefix", "user",
+		"Prefix of user namespaces: <prefix>-<userId>.")
+	manager.BindEnv(fs, "namespace-prefix", "NAMESPACE_PREFIX")
+	fs.StringVar(&o.TierConfig, "tier-config", "",
+		"YAML file of resource tiers (quota, container defaults and maximums, maximum replicas); empty uses the built-in free, pro and enterprise tiers.")
+	manager.BindEnv(fs, "tier-config", "TIER_CONFIG")
+	fs.StringVar(&o.IngressEntryPoint, "ingress-entrypoint", "websecure",
+		"Traefik entry point of IngressRoutes.")
+	manager.BindEnv(fs, "ingress-entrypoint", "INGRESS_ENTRYPOINT")
+	fs.StringVar(&o.CertResolver, "cert-resolver", "letsencrypt",
+		"Traefik certificate resolver for the IngressRoutes' TLS; empty uses Traefik's default certificate.")
+	manager.BindEnv(fs, "cert-resolver", "CERT_RESOLVER")
+	fs.StringVar(&o.PublicIngressClass, "public-ingress-class", "public",
+		"Ingress class of public hosts (Ingress fallback and IngressRoute annotation); empty uses the cluster default.")
+	manager.BindEnv(fs, "public-ingress-class", "PUBLIC_INGRESS_CLASS")
+	fs.StringVar(&o.InternalIngressClass, "internal-ingress-class", "internal",
+		"Ingress class of internal hosts (<name>.int.<domain>).")
+	manager.BindEnv(fs, "internal-ingress-class", "INTERNAL_INGRESS_CLASS")
+	fs.StringVar(&o.IngressControllerNamespace, "ingress-controller-namespace", "traefik",
+		"Namespace of the ingress controller's pods; the NetworkPolicies admit traffic from it.")
+	manager.BindEnv(fs, "ingress-controller-namespace", "INGRESS_CONTROLLER_NAMESPACE")
 	o.WatchNamespaces = nil
 	fs.Var(&o.WatchNamespaces, "watch-namespace",
 		"Comma-separated namespaces whose UserDeployments are reconciled; empty means all namespaces.")
@@ -57,7 +98,43 @@ func (o *Options) Validate() error {
 		errs = append(errs, fmt.Errorf("--cluster-secret-store: invalid name %q: %s",
 			o.ClusterSecretStore, strings.Join(msgs, "; ")))
 	}
+	// A user id has at most 40 characters; the namespace must stay a DNS label.
+	if msgs := validation.IsDNS1123Label(o.NamespacePrefix); len(msgs) > 0 || len(o.NamespacePrefix) > 22 {
+		errs = append(errs, fmt.Errorf("--namespace-prefix: invalid prefix %q: a DNS label of at most 22 characters is required", o.NamespacePrefix))
+	}
+	if o.IngressEntryPoint == "" {
+		errs = append(errs, errors.New("--ingress-entrypoint must not be empty"))
+	}
+	for flag, v := range map[string]string{"--ingress-controller-namespace": o.IngressControllerNamespace,
+		"--public-ingress-class": o.PublicIngressClass, "--internal-ingress-class": o.InternalIngressClass} {
+		if msgs := validation.IsDNS1123Subdomain(v); v != "" && len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("%s: invalid name %q: %s", flag, v, strings.Join(msgs, "; ")))
+		}
+	}
+	t, err := tiers.Load(o.TierConfig)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("--tier-config: %w", err))
+	}
+	o.tiers = t
 	return errors.Join(errs...)
+}
+
+// Config is the controller configuration the options describe.
+func (o *Options) Config() deployments.Config {
+	return deployments.Config{
+		Options: render.Options{
+			Domain:                     o.DeploymentDomain,
+			ClusterSecretStore:         o.ClusterSecretStore,
+			IngressEntryPoint:          o.IngressEntryPoint,
+			CertResolver:               o.CertResolver,
+			PublicIngressClass:         o.PublicIngressClass,
+			InternalIngressClass:       o.InternalIngressClass,
+			IngressControllerNamespace: o.IngressControllerNamespace,
+			NetworkPolicies:            !o.DisableNetworkPolicies,
+		},
+		NamespacePrefix: o.NamespacePrefix,
+		Tiers:           o.tiers,
+	}
 }
 
 // NewCommand returns the deployments manager command.
@@ -73,11 +150,14 @@ func component(o *Options) manager.Component {
 		AddFlags:         o.AddFlags,
 		Validate:         o.Validate,
 		Namespaces:       func() manager.Namespaces { return o.WatchNamespaces },
+		CacheByObject:    deployments.CacheByObject,
 		LogValues: func() []any {
 			return []any{
 				"deploymentDomain", o.DeploymentDomain,
 				"clusterSecretStore", o.ClusterSecretStore,
 				"disableNetworkPolicies", o.DisableNetworkPolicies,
+				"namespacePrefix", o.NamespacePrefix,
+				"tierConfig", o.TierConfig,
 			}
 		},
 		Setup: func(ctx context.Context, deps *manager.Deps) error {
@@ -89,6 +169,6 @@ func component(o *Options) manager.Component {
 // setup registers the deployments controllers (UserDeployment, watching
 // DeploymentTemplates) with deps.Manager; it is the single place where they
 // are added.
-func setup(_ context.Context, _ *manager.Deps, _ *Options) error {
-	return nil
+func setup(ctx context.Context, deps *manager.Deps, o *Options) error {
+	return deployments.Setup(ctx, deps, o.Config())
 }

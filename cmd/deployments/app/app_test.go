@@ -9,10 +9,32 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"opsnorth.io/scheduler/pkg/deployments/tiers"
 	"opsnorth.io/scheduler/pkg/manager"
 )
 
-var deploymentEnv = []string{"DEPLOYMENT_DOMAIN", "CLUSTER_SECRET_STORE", "DISABLE_NETWORK_POLICIES", "WATCH_NAMESPACE"}
+var deploymentEnv = []string{"DEPLOYMENT_DOMAIN", "CLUSTER_SECRET_STORE", "DISABLE_NETWORK_POLICIES", "WATCH_NAMESPACE",
+	"NAMESPACE_PREFIX", "TIER_CONFIG", "INGRESS_ENTRYPOINT", "CERT_RESOLVER", "PUBLIC_INGRESS_CLASS",
+	"INTERNAL_INGRESS_CLASS", "INGRESS_CONTROLLER_NAMESPACE"}
+
+// defaults fills the options a case does not set with their defaults.
+func defaults(o Options) Options {
+	set := func(v *string, d string) {
+		if *v == "" {
+			*v = d
+		}
+	}
+	set(&o.NamespacePrefix, "user")
+	set(&o.IngressEntryPoint, "websecure")
+	set(&o.CertResolver, "letsencrypt")
+	set(&o.PublicIngressClass, "public")
+	set(&o.InternalIngressClass, "internal")
+	set(&o.IngressControllerNamespace, "traefik")
+	if o.tiers == nil {
+		o.tiers = tiers.Defaults()
+	}
+	return o
+}
 
 // run executes the deployments command with a captured run function and
 // returns the component passed to it (nil if run was not called).
@@ -56,6 +78,13 @@ func TestOptions(t *testing.T) {
 				"--disable-network-policies=false", "--watch-namespace=team-c"},
 			want: Options{DeploymentDomain: "apps.flag.com", ClusterSecretStore: "aws",
 				WatchNamespaces: manager.Namespaces{"team-c"}}},
+		{name: "deployment flags",
+			env: map[string]string{"NAMESPACE_PREFIX": "tenant", "CERT_RESOLVER": "acme"},
+			args: []string{"--deployment-domain=a.b", "--ingress-entrypoint=web", "--public-ingress-class=pub",
+				"--internal-ingress-class=int", "--ingress-controller-namespace=ingress"},
+			want: Options{DeploymentDomain: "a.b", ClusterSecretStore: "default", NamespacePrefix: "tenant",
+				CertResolver: "acme", IngressEntryPoint: "web", PublicIngressClass: "pub", InternalIngressClass: "int",
+				IngressControllerNamespace: "ingress"}},
 		{name: "empty bool env is unset", env: map[string]string{"DISABLE_NETWORK_POLICIES": ""},
 			args: []string{"--deployment-domain=apps.example.com"},
 			want: Options{DeploymentDomain: "apps.example.com", ClusterSecretStore: "default"}},
@@ -65,7 +94,7 @@ func TestOptions(t *testing.T) {
 			o, got, err := run(t, tt.env, tt.args...)
 			require.NoError(t, err)
 			require.NotNil(t, got)
-			assert.Equal(t, tt.want, *o)
+			assert.Equal(t, defaults(tt.want), *o)
 			assert.Equal(t, tt.want.WatchNamespaces, got.Namespaces())
 		})
 	}
@@ -87,6 +116,14 @@ func TestValidation(t *testing.T) {
 			want: []string{`invalid value "maybe" for DISABLE_NETWORK_POLICIES (--disable-network-policies)`}},
 		{name: "invalid watch namespace", args: []string{"--deployment-domain=a.b", "--watch-namespace=Bad"},
 			want: []string{`"--watch-namespace"`, `invalid namespace "Bad"`}},
+		{name: "bad prefix", args: []string{"--deployment-domain=a.b", "--namespace-prefix=Users"},
+			want: []string{`--namespace-prefix: invalid prefix "Users"`}},
+		{name: "long prefix", args: []string{"--deployment-domain=a.b", "--namespace-prefix=abcdefghijklmnopqrstuvw"},
+			want: []string{"at most 22 characters"}},
+		{name: "missing tier file", args: []string{"--deployment-domain=a.b", "--tier-config=/nonexistent/tiers.yaml"},
+			want: []string{"--tier-config: read tier config"}},
+		{name: "bad ingress namespace", args: []string{"--deployment-domain=a.b", "--ingress-controller-namespace=Bad_NS", "--ingress-entrypoint="},
+			want: []string{`--ingress-controller-namespace: invalid name "Bad_NS"`, "--ingress-entrypoint must not be empty"}},
 		{name: "component and common errors together", args: []string{"--kube-api-qps=0"},
 			want: []string{"--deployment-domain is required", "--kube-api-qps"}},
 	}
@@ -109,9 +146,16 @@ func TestComponent(t *testing.T) {
 	assert.Equal(t, "deployments.scheduler.opsnorth.io", c.LeaderElectionID)
 	assert.Equal(t, "opsnorth-scheduler-deployments", c.FieldOwner())
 	assert.Equal(t, []any{"deploymentDomain", "apps.example.com", "clusterSecretStore", "vault",
-		"disableNetworkPolicies", false}, c.LogValues())
+		"disableNetworkPolicies", false, "namespacePrefix", "", "tierConfig", ""}, c.LogValues())
 	require.NotNil(t, c.Setup)
-	assert.NoError(t, c.Setup(t.Context(), &manager.Deps{}))
+	require.NotNil(t, c.CacheByObject)
+	assert.Len(t, c.CacheByObject(), 10, "namespaces and the nine built-in child kinds")
+
+	o.NamespacePrefix, o.tiers = "user", tiers.Defaults()
+	cfg := o.Config()
+	assert.Equal(t, "user", cfg.NamespacePrefix)
+	assert.True(t, cfg.NetworkPolicies)
+	assert.Equal(t, "vault", cfg.ClusterSecretStore)
 }
 
 func TestHelp(t *testing.T) {
@@ -125,6 +169,9 @@ func TestHelp(t *testing.T) {
 		"--cluster-secret-store", "(env CLUSTER_SECRET_STORE)", `(default "default")`,
 		"--disable-network-policies", "(env DISABLE_NETWORK_POLICIES)",
 		"--watch-namespace", "(env WATCH_NAMESPACE)",
+		"--namespace-prefix", "(env NAMESPACE_PREFIX)", "--tier-config", "(env TIER_CONFIG)",
+		"--ingress-entrypoint", "--cert-resolver", "--public-ingress-class", "--internal-ingress-class",
+		"--ingress-controller-namespace", "(env INGRESS_CONTROLLER_NAMESPACE)",
 		"--metrics-bind-address", "(env MAX_CONCURRENT_RECONCILES)",
 	} {
 		assert.Contains(t, out.String(), want)

@@ -1,0 +1,196 @@
+package deployments
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8slabels "k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
+	"opsnorth.io/scheduler/pkg/conditions"
+	"opsnorth.io/scheduler/pkg/deployments/render"
+	"opsnorth.io/scheduler/pkg/labels"
+)
+
+// errWaiting asks for a quick retry while deleted children disappear.
+type waitingError struct{ what string }
+
+func (e *waitingError) Error() string { return "waiting for " + e.what + " to disappear" }
+
+// deleteChildren deletes every child of the deployment, read live from the
+// apiserver (not the cache) so nothing just created is missed. Kinds whose
+// CRD is not installed have nothing to delete.
+func (r *Reconciler) deleteChildren(ctx context.Context, s *scope) (bool, error) {
+	if s.status.Phase != v1alpha1.PhaseDeleted {
+		s.summarize(v1alpha1.PhaseDeleting, conditions.InProgress, ReasonDeleting, "removing every child")
+	}
+	deleted := 0
+	for _, gvk := range render.AppKinds {
+		objs, err := r.liveList(ctx, gvk, s.status.Namespace, ownedBy(s.ud))
+		if err != nil {
+			return true, err
+		}
+		for _, o := range objs {
+			// Terminating objects are on their way out: finalizers such as
+			// pvc-protection are the cluster's to resolve.
+			if o.Annotations[render.AnnotationUserDeployment] != render.Key(s.ud) || o.DeletionTimestamp != nil {
+				continue
+			}
+			if err := r.deleteObject(ctx, gvk, o.Namespace, o.Name); err != nil {
+				return true, err
+			}
+			deleted++
+		}
+	}
+	if deleted > 0 {
+		s.wrote = true
+		// Confirm on the next pass, from a fresh list, that nothing is left.
+		return true, &waitingError{what: fmt.Sprintf("%d deleted children", deleted)}
+	}
+	return false, nil
+}
+
+// releaseNamespace removes the user's quota, limit range and, when the
+// manager created it, the namespace, once no active deployment of the user
+// remains. A namespace the manager did not create only loses its labels.
+func (r *Reconciler) releaseNamespace(ctx context.Context, s *scope) (bool, error) {
+	for _, other := range r.byIndex(indexUser, s.ud.Spec.UserID) {
+		if other.UID != s.ud.UID && !releasing(other) {
+			return false, nil
+		}
+	}
+	name := s.status.Namespace
+	userSel := k8slabels.SelectorFromSet(k8slabels.Set{labels.User: s.ud.Spec.UserID, labels.ManagedBy: labels.ManagedByValue})
+	for _, gvk := range []schema.GroupVersionKind{render.GVKResourceQuota, render.GVKLimitRange} {
+		objs, err := r.liveList(ctx, gvk, name, userSel)
+		if err != nil {
+			return true, err
+		}
+		for _, o := range objs {
+			if o.DeletionTimestamp == nil {
+				if err := r.deleteObject(ctx, gvk, o.Namespace, o.Name); err != nil {
+					return true, err
+				}
+				s.wrote = true
+			}
+		}
+	}
+	var ns metav1.PartialObjectMetadata
+	ns.SetGroupVersionKind(render.GVKNamespace)
+	if err := r.apiReader.Get(ctx, clientKey("", name), &ns); err != nil {
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return true, fmt.Errorf("get namespace %s: %w", name, err)
+	}
+	if ns.DeletionTimestamp != nil || ns.Labels[labels.ManagedBy] != labels.ManagedByValue {
+		return false, nil
+	}
+	if ns.Annotations[render.AnnotationCreatedNamespace] == "" {
+		// Not ours: give back the labels the manager applied.
+		if err := r.client.Apply(ctx, corev1ac.Namespace(name), client.FieldOwner(r.owner), client.ForceOwnership); err != nil {
+			return true, fmt.Errorf("release namespace %s: %w", name, err)
+		}
+		s.wrote = true
+		return false, nil
+	}
+	if err := r.deleteObject(ctx, render.GVKNamespace, "", name); err != nil {
+		return true, err
+	}
+	s.wrote = true
+	return false, nil
+}
+
+// markDeleted reports phase deleted.
+func (r *Reconciler) markDeleted(_ context.Context, s *scope) (bool, error) {
+	s.status.Ingresses = nil
+	s.status.ReadyReplicas = 0
+	s.summarize(v1alpha1.PhaseDeleted, conditions.Current, ReasonDeleted, "every child removed")
+	return false, nil
+}
+
+func (r *Reconciler) liveList(ctx context.Context, gvk schema.GroupVersionKind, namespace string, sel k8slabels.Selector) ([]metav1.PartialObjectMetadata, error) {
+	var list metav1.PartialObjectMetadataList
+	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+	err := r.apiReader.List(ctx, &list, client.InNamespace(namespace), client.MatchingLabelsSelector{Selector: sel})
+	if meta.IsNoMatchError(err) || apierrors.IsNotFound(err) {
+		return nil, nil // CRD not installed: nothing of the kind exists.
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list %s in %s: %w", gvk.Kind, namespace, err)
+	}
+	return list.Items, nil
+}
+
+func (r *Reconciler) deleteObject(ctx context.Context, gvk schema.GroupVersionKind, namespace, name string) error {
+	var obj metav1.PartialObjectMetadata
+	obj.SetGroupVersionKind(gvk)
+	obj.SetNamespace(namespace)
+	obj.SetName(name)
+	if err := r.client.Delete(ctx, &obj, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("delete %s %s/%s: %w", gvk.Kind, namespace, name, err)
+	}
+	return nil
+}
+
+func (r *Reconciler) appKinds() []schema.GroupVersionKind {
+	out := make([]schema.GroupVersionKind, 0, len(render.AppKinds))
+	for _, gvk := range render.AppKinds {
+		switch gvk {
+		case render.GVKIngressRoute:
+			if !r.caps.IngressRoute {
+				continue
+			}
+		case render.GVKExternalSecret:
+			if !r.caps.ExternalSecret {
+				continue
+			}
+		case render.GVKServiceMonitor:
+			if !r.caps.ServiceMonitor {
+				continue
+			}
+		}
+		out = append(out, gvk)
+	}
+	return out
+}
+
+func ownedBy(ud *v1alpha1.UserDeployment) k8slabels.Selector {
+	return k8slabels.SelectorFromSet(k8slabels.Set{labels.UserDeployment: render.KeyLabel(render.Key(ud))})
+}
+
+func clientKey(namespace, name string) client.ObjectKey {
+	return client.ObjectKey{Namespace: namespace, Name: name}
+}
+
+func (r *Reconciler) getDeployment(ctx context.Context, namespace, name string) (*appsv1.Deployment, error) {
+	var d appsv1.Deployment
+	if err := r.client.Get(ctx, clientKey(namespace, name), &d); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("get Deployment %s/%s: %w", namespace, name, err)
+	}
+	return &d, nil
+}
+
+// deploymentReady reports a finished rollout with every replica available.
+func deploymentReady(d *appsv1.Deployment) bool {
+	want := int32(1)
+	if d.Spec.Replicas != nil {
+		want = *d.Spec.Replicas
+	}
+	st := d.Status
+	return st.ObservedGeneration >= d.Generation && st.UpdatedReplicas >= want &&
+		st.ReadyReplicas >= want && st.AvailableReplicas >= want && st.Replicas <= want
+}
+
+var retryWaiting = 2 * time.Second

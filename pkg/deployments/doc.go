@@ -1,0 +1,41 @@
+// Package deployments holds the deployments manager's UserDeployment
+// controller.
+//
+// A UserDeployment's children live in the user namespace <prefix>-<userId>,
+// so they carry no owner references: every child is labelled managed-by,
+// scheduler.opsnorth.io/user, scheduler.opsnorth.io/user-deployment
+// ("<namespace>.<name>", hashed when longer than a label value allows) and,
+// per service, scheduler.opsnorth.io/service; the annotation
+// scheduler.opsnorth.io/user-deployment keeps the full reference, which maps
+// child events back to the owner. A finalizer deletes the children (read live
+// from the apiserver) before the UserDeployment goes.
+//
+// Reconcile is a checklist of phases: finalizer, template (or raw image),
+// tier, dependsOn, host conflicts, namespace (labels, Pod Security
+// restricted, tier quota and limit range), children (server-side apply,
+// field owner opsnorth-scheduler-deployments, forced), pruning of children
+// no longer desired, observation of the Deployments; the status is written
+// once at the end, only when it changed.
+//
+// Zero writes when converged: every applied child carries the annotation
+// scheduler.opsnorth.io/applied-hash, a hash of the desired object. Before
+// applying, the cached child is compared: same hash and every desired field
+// present with the same value means nothing to do. The hash catches desired
+// changes (including removed fields); the field comparison catches drift
+// (edits by others) on a cache that survives restarts because it lives in
+// the objects themselves.
+//
+// Network isolation (unless --disable-network-policies): one NetworkPolicy
+// per UserDeployment selects its pods and
+//   - admits ingress only from pods of the same UserDeployment and from pods
+//     in the ingress controller's namespace (--ingress-controller-namespace);
+//   - allows egress only to pods of the same UserDeployment, to kube-dns in
+//     kube-system on port 53 (UDP and TCP), and to public addresses:
+//     0.0.0.0/0 and ::/0 without RFC 1918, carrier-grade NAT, link-local
+//     (cloud metadata), loopback and IPv6 private ranges. Other tenants'
+//     pods and services, which have cluster-internal addresses, are out of
+//     reach, as is anything else in private ranges.
+//
+// Prometheus scraping from another namespace therefore needs an extra policy
+// by the platform; the ServiceMonitor only declares the endpoint.
+package deployments

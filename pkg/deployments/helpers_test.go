@@ -1,0 +1,170 @@
+package deployments_test
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/rand"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
+	"opsnorth.io/scheduler/pkg/deployments/render"
+	"opsnorth.io/scheduler/pkg/labels"
+	"opsnorth.io/scheduler/pkg/testenv"
+)
+
+const wait = 60 * time.Second
+
+// newClient returns an admin client that knows the scheduler API.
+func newClient(t *testing.T) client.Client {
+	t.Helper()
+	env := testenv.Require(t)
+	scheme := runtime.NewScheme()
+	require.NoError(t, clientgoscheme.AddToScheme(scheme))
+	require.NoError(t, v1alpha1.AddToScheme(scheme))
+	c, err := client.New(env.Config, client.Options{Scheme: scheme})
+	require.NoError(t, err)
+	return c
+}
+
+// newNamespace creates a namespace for a test's UserDeployments.
+func newNamespace(t *testing.T, c client.Client) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "apps-" + rand.String(6)}}
+	require.NoError(t, c.Create(t.Context(), ns))
+	return ns.Name
+}
+
+func userID(prefix string) string { return prefix + "-" + rand.String(5) }
+
+func getUD(t *testing.T, c client.Client, ns, name string) *v1alpha1.UserDeployment {
+	t.Helper()
+	var ud v1alpha1.UserDeployment
+	require.NoError(t, c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, &ud))
+	return &ud
+}
+
+// waitPhase waits until the deployment reports phase for its current generation.
+func waitPhase(t *testing.T, c client.Client, ns, name string, phase v1alpha1.DeploymentPhase) *v1alpha1.UserDeployment {
+	t.Helper()
+	var last v1alpha1.UserDeployment
+	require.Eventually(t, func() bool {
+		if err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, &last); err != nil {
+			return false
+		}
+		return last.Status.Phase == phase && last.Status.ObservedGeneration == last.Generation
+	}, wait, 200*time.Millisecond, "phase %s of %s/%s; last status: %+v", phase, ns, name, &last.Status)
+	return &last
+}
+
+// markReady plays the Deployment controller: every Deployment of the
+// deployment reports all its replicas ready.
+func markReady(t *testing.T, c client.Client, userNS, udKey string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		var list appsv1.DeploymentList
+		if err := c.List(context.Background(), &list, client.InNamespace(userNS),
+			client.MatchingLabels{labels.UserDeployment: render.KeyLabel(udKey)}); err != nil || len(list.Items) == 0 {
+			return false
+		}
+		for i := range list.Items {
+			d := &list.Items[i]
+			n := int32(1)
+			if d.Spec.Replicas != nil {
+				n = *d.Spec.Replicas
+			}
+			d.Status = appsv1.DeploymentStatus{ObservedGeneration: d.Generation, Replicas: n, UpdatedReplicas: n,
+				ReadyReplicas: n, AvailableReplicas: n}
+			if err := c.Status().Update(context.Background(), d); err != nil {
+				return false
+			}
+		}
+		return true
+	}, wait, 200*time.Millisecond)
+}
+
+// managedKinds are every kind the manager may create.
+var managedKinds = []schema.GroupVersionKind{
+	render.GVKNamespace, render.GVKResourceQuota, render.GVKLimitRange, render.GVKConfigMap, render.GVKService,
+	render.GVKPVC, render.GVKDeployment, render.GVKHPA, render.GVKNetworkPolicy, render.GVKIngress,
+	render.GVKIngressRoute, render.GVKExternalSecret, render.GVKServiceMonitor,
+}
+
+// managedObjects lists "Kind/name" of every object with the managed-by label
+// for user, across the kinds the manager creates, leaving out terminating
+// ones: envtest runs no namespace or pvc-protection controller, so a deleted
+// namespace or PVC keeps its finalizer there forever.
+func managedObjects(t *testing.T, c client.Client, user string) []string {
+	t.Helper()
+	var out []string
+	for _, gvk := range managedKinds {
+		var list unstructured.UnstructuredList
+		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		err := c.List(context.Background(), &list, client.MatchingLabels{labels.ManagedBy: labels.ManagedByValue, labels.User: user})
+		if apierrors.IsNotFound(err) || isNoMatch(err) {
+			continue
+		}
+		require.NoError(t, err)
+		for _, o := range list.Items {
+			if o.GetDeletionTimestamp() == nil {
+				out = append(out, gvk.Kind+"/"+o.GetName())
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func isNoMatch(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "no matches for kind")
+}
+
+func getU(t *testing.T, c client.Client, gvk schema.GroupVersionKind, ns, name string) (*unstructured.Unstructured, error) {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gvk)
+	err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, u)
+	return u, err
+}
+
+// waitObject waits until the object exists and check passes.
+func waitObject(t *testing.T, c client.Client, gvk schema.GroupVersionKind, ns, name string, check func(u *unstructured.Unstructured) bool) *unstructured.Unstructured {
+	t.Helper()
+	var last *unstructured.Unstructured
+	require.Eventually(t, func() bool {
+		u, err := getU(t, c, gvk, ns, name)
+		if err != nil {
+			return false
+		}
+		last = u
+		return check == nil || check(u)
+	}, wait, 200*time.Millisecond, "%s %s/%s", gvk.Kind, ns, name)
+	return last
+}
+
+func nested(u *unstructured.Unstructured, path ...string) any {
+	v, _, _ := unstructured.NestedFieldNoCopy(u.Object, path...)
+	return v
+}
+
+func condition(ud *v1alpha1.UserDeployment, t string) string {
+	for _, c := range ud.Status.Conditions {
+		if c.Type == t {
+			return fmt.Sprintf("%s/%s: %s", c.Status, c.Reason, c.Message)
+		}
+	}
+	return ""
+}

@@ -1,0 +1,254 @@
+package deployments
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
+	"opsnorth.io/scheduler/pkg/conditions"
+	"opsnorth.io/scheduler/pkg/deployments/render"
+	"opsnorth.io/scheduler/pkg/deployments/tiers"
+)
+
+// resolveTemplate finds the DeploymentTemplate, or builds the one-service
+// template of a raw image.
+func (r *Reconciler) resolveTemplate(_ context.Context, s *scope) (bool, error) {
+	var tmpl *v1alpha1.DeploymentTemplate
+	reason, msg := ReasonRawImage, "runs spec.image"
+	if name := s.ud.Spec.Template; name != "" {
+		t, err := r.templates.Get(name)
+		if apierrors.IsNotFound(err) {
+			return true, stalled(ReasonTemplateNotFound, fmt.Sprintf("DeploymentTemplate %q not found", name))
+		}
+		if err != nil {
+			return true, fmt.Errorf("get template %s: %w", name, err)
+		}
+		tmpl, reason, msg = t, ReasonResolved, fmt.Sprintf("DeploymentTemplate %q generation %d", name, t.Generation)
+	}
+	services, err := render.Services(s.ud, tmpl)
+	if err != nil {
+		return true, stalled(ReasonInvalidSpec, err.Error())
+	}
+	s.app = &render.App{UD: s.ud, Services: services, Namespace: s.status.Namespace}
+	s.setCondition(ConditionTemplateResolved, metav1.ConditionTrue, reason, msg)
+	return false, nil
+}
+
+// resolveTier picks the tier and checks the replica counts against it.
+func (r *Reconciler) resolveTier(_ context.Context, s *scope) (bool, error) {
+	t, err := r.cfg.Tiers.Get(s.ud.Spec.Tier)
+	if err != nil {
+		return true, stalled(ReasonUnknownTier, err.Error())
+	}
+	if err := render.CheckTier(s.ud, s.app.Services, t); err != nil {
+		return true, stalled(ReasonTierExceeded, err.Error())
+	}
+	s.app.Tier = t
+	return false, nil
+}
+
+// checkDependencies waits, in phase pending, for dependsOn to be ready.
+func (r *Reconciler) checkDependencies(_ context.Context, s *scope) (bool, error) {
+	if len(s.ud.Spec.DependsOn) == 0 {
+		s.setCondition(ConditionDependenciesReady, metav1.ConditionTrue, ReasonNoDependencies, "no dependencies")
+		return false, nil
+	}
+	lister := r.informers.For(s.ud.Namespace).Scheduler().V1alpha1().UserDeployments().Lister().UserDeployments(s.ud.Namespace)
+	var waiting []string
+	for _, name := range s.ud.Spec.DependsOn {
+		dep, err := lister.Get(name)
+		if err != nil || dep.Status.Phase != v1alpha1.PhaseReady || dep.Status.ObservedGeneration != dep.Generation {
+			waiting = append(waiting, name)
+		}
+	}
+	if len(waiting) > 0 {
+		msg := "waiting for " + strings.Join(waiting, ", ") + " to be ready"
+		s.setCondition(ConditionDependenciesReady, metav1.ConditionFalse, ReasonDependenciesNotReady, msg)
+		s.summarize(v1alpha1.PhasePending, conditions.InProgress, ReasonDependenciesNotReady, msg)
+		return true, nil
+	}
+	s.setCondition(ConditionDependenciesReady, metav1.ConditionTrue, ReasonDependenciesReady, "all dependencies are ready")
+	return false, nil
+}
+
+// checkHosts refuses hosts another deployment holds. A deployment holds a
+// host while its status lists it; when two hold one (a race), the older keeps it.
+func (r *Reconciler) checkHosts(_ context.Context, s *scope) (bool, error) {
+	hosts := render.Hosts(s.ud, s.app.Services, r.cfg.Domain)
+	held := map[string]bool{}
+	for _, i := range s.ud.Status.Ingresses {
+		held[i.Host] = true
+	}
+	var conflicts []string
+	for _, h := range hosts {
+		for _, other := range r.byIndex(indexHost, h.Host) {
+			if other.UID == s.ud.UID || releasing(other) {
+				continue
+			}
+			if !held[h.Host] || older(other, s.ud) {
+				conflicts = append(conflicts, fmt.Sprintf("%s (used by %s/%s)", h.Host, other.Namespace, other.Name))
+				break
+			}
+		}
+	}
+	if len(conflicts) > 0 {
+		msg := "host already in use: " + strings.Join(conflicts, ", ")
+		s.setCondition(ConditionIngressReady, metav1.ConditionFalse, ReasonHostConflict, msg)
+		s.fail(conditions.Stalled, ReasonHostConflict, msg)
+		return true, nil
+	}
+	s.app.Hosts = hosts
+	msg := "no exposed service"
+	if len(hosts) > 0 {
+		msg = "serving " + hosts[0].URL
+	}
+	s.setCondition(ConditionIngressReady, metav1.ConditionTrue, ReasonHostsAssigned, msg)
+	return false, nil
+}
+
+func releasing(ud *v1alpha1.UserDeployment) bool {
+	return ud.DeletionTimestamp != nil || ud.Spec.DesiredState == v1alpha1.DesiredDeleted
+}
+
+func older(a, b *v1alpha1.UserDeployment) bool {
+	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
+		return a.CreationTimestamp.Before(&b.CreationTimestamp)
+	}
+	return render.Key(a) < render.Key(b)
+}
+
+// ensureNamespace creates or updates the user namespace, its quota and its
+// limit range. The quota follows the most generous tier among the user's
+// active deployments, so several deployments never fight over it.
+func (r *Reconciler) ensureNamespace(ctx context.Context, s *scope) (bool, error) {
+	name := s.status.Namespace
+	live, err := r.reader.get(ctx, render.GVKNamespace, "", name)
+	if err != nil {
+		return true, err
+	}
+	created := true
+	if live == nil {
+		var ns metav1.PartialObjectMetadata
+		ns.SetGroupVersionKind(render.GVKNamespace)
+		err := r.apiReader.Get(ctx, clientKey("", name), &ns)
+		switch {
+		case err == nil:
+			created = ns.Annotations[render.AnnotationCreatedNamespace] != ""
+			if ns.DeletionTimestamp != nil {
+				return true, &waitingError{what: "the terminating namespace " + name}
+			}
+		case !apierrors.IsNotFound(err):
+			return true, fmt.Errorf("get namespace %s: %w", name, err)
+		}
+	} else {
+		created = live.GetAnnotations()[render.AnnotationCreatedNamespace] != ""
+		if live.GetDeletionTimestamp() != nil {
+			return true, &waitingError{what: "the terminating namespace " + name}
+		}
+	}
+	tierName, tier := r.userTier(s.ud)
+	for _, c := range []render.Child{
+		render.Namespace(name, s.ud.Spec.UserID, created),
+		render.Quota(name, s.ud.Spec.UserID, tierName, tier),
+		render.LimitRange(name, s.ud.Spec.UserID, tierName, tier),
+	} {
+		wrote, err := r.apply.apply(ctx, c, "")
+		if err != nil {
+			return true, err
+		}
+		s.wrote = s.wrote || wrote
+	}
+	return false, nil
+}
+
+func (r *Reconciler) userTier(ud *v1alpha1.UserDeployment) (string, tiers.Tier) {
+	best, bestTier := ud.Spec.Tier, r.cfg.Tiers[ud.Spec.Tier]
+	for _, other := range r.byIndex(indexUser, ud.Spec.UserID) {
+		t, ok := r.cfg.Tiers[other.Spec.Tier]
+		if !ok || releasing(other) {
+			continue
+		}
+		if t.MaxReplicas > bestTier.MaxReplicas || (t.MaxReplicas == bestTier.MaxReplicas && other.Spec.Tier < best) {
+			best, bestTier = other.Spec.Tier, t
+		}
+	}
+	return best, bestTier
+}
+
+// applyChildren applies every desired child that is not already in place.
+func (r *Reconciler) applyChildren(ctx context.Context, s *scope) (bool, error) {
+	children, err := render.Children(s.app, r.cfg.Options, r.caps)
+	if err != nil {
+		return true, stalled(ReasonInvalidSpec, err.Error())
+	}
+	for _, c := range children {
+		wrote, err := r.apply.apply(ctx, c, render.Key(s.ud))
+		if err != nil {
+			return true, err
+		}
+		s.wrote = s.wrote || wrote
+	}
+	s.desired = children
+	return false, nil
+}
+
+// pruneChildren deletes this deployment's children that are no longer desired.
+func (r *Reconciler) pruneChildren(ctx context.Context, s *scope) (bool, error) {
+	keep := map[string]bool{}
+	for _, c := range s.desired {
+		keep[c.GVK.Kind+"/"+c.Name] = true
+	}
+	for _, gvk := range r.appKinds() {
+		objs, err := r.reader.list(ctx, gvk, s.status.Namespace, ownedBy(s.ud))
+		if err != nil {
+			return true, err
+		}
+		for _, o := range objs {
+			if keep[gvk.Kind+"/"+o.GetName()] || o.GetAnnotations()[render.AnnotationUserDeployment] != render.Key(s.ud) {
+				continue
+			}
+			if err := r.deleteObject(ctx, gvk, o.GetNamespace(), o.GetName()); err != nil {
+				return true, err
+			}
+			s.wrote = true
+		}
+	}
+	return false, nil
+}
+
+// observe sums ready replicas and decides between provisioning, ready and stopped.
+func (r *Reconciler) observe(ctx context.Context, s *scope) (bool, error) {
+	s.status.Ingresses = slices.Clone(s.app.Hosts)
+	var ready int32
+	converged := !s.wrote
+	for _, c := range s.desired {
+		if c.GVK != render.GVKDeployment {
+			continue
+		}
+		d, err := r.getDeployment(ctx, c.Namespace, c.Name)
+		if err != nil {
+			return true, err
+		}
+		if d == nil {
+			converged = false
+			continue
+		}
+		ready += d.Status.ReadyReplicas
+		converged = converged && deploymentReady(d)
+	}
+	s.status.ReadyReplicas = ready
+	switch {
+	case s.app.Stopped() && !s.wrote:
+		s.summarize(v1alpha1.PhaseStopped, conditions.Current, ReasonStopped, "scaled to zero; configuration kept")
+	case converged:
+		s.summarize(v1alpha1.PhaseReady, conditions.Current, ReasonReady, fmt.Sprintf("%d replicas ready", ready))
+	default:
+		s.summarize(v1alpha1.PhaseProvisioning, conditions.InProgress, ReasonProvisioning, fmt.Sprintf("%d replicas ready; waiting for the rollout", ready))
+	}
+	return false, nil
+}

@@ -1,0 +1,148 @@
+package deployments
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
+	schedacv1alpha1 "opsnorth.io/scheduler/generated/applyconfiguration/scheduler/v1alpha1"
+	"opsnorth.io/scheduler/generated/clientset/versioned"
+	schedlisters "opsnorth.io/scheduler/generated/listers/scheduler/v1alpha1"
+	"opsnorth.io/scheduler/pkg/deployments/render"
+	"opsnorth.io/scheduler/pkg/manager"
+)
+
+// Reconciler provisions a UserDeployment's children in the user namespace
+// and reports their state; see the package documentation.
+type Reconciler struct {
+	cfg         Config
+	caps        render.Capabilities
+	client      client.Client
+	apiReader   client.Reader
+	reader      *childReader
+	apply       *applier
+	clientset   versioned.Interface
+	informers   *manager.SchedulerInformers
+	udInformers []toolscache.SharedIndexInformer
+	templates   schedlisters.DeploymentTemplateLister
+	recorder    events.EventRecorder
+	owner       string
+	now         func() time.Time
+}
+
+// scope is one reconcile's working state.
+type scope struct {
+	ud     *v1alpha1.UserDeployment
+	status v1alpha1.UserDeploymentStatus
+	app    *render.App
+	// wrote is set when a child was applied or deleted.
+	wrote bool
+	// desired are the children applied this time.
+	desired []render.Child
+	// gone is set once the finalizer was removed: no status to write.
+	gone bool
+}
+
+type phase func(ctx context.Context, s *scope) (stop bool, err error)
+
+// Reconcile runs the phases of a running, stopped or deleted deployment and
+// writes the status once, when it changed.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	f := r.informers.For(req.Namespace)
+	if f == nil {
+		return ctrl.Result{}, nil
+	}
+	cached, err := f.Scheduler().V1alpha1().UserDeployments().Lister().UserDeployments(req.Namespace).Get(req.Name)
+	if apierrors.IsNotFound(err) {
+		return ctrl.Result{}, nil
+	}
+	if err != nil {
+		return ctrl.Result{}, fmt.Errorf("get UserDeployment %s: %w", req, err)
+	}
+	log := ctrl.LoggerFrom(ctx).WithValues("user", cached.Spec.UserID, "generation", cached.Generation)
+	ctx = ctrl.LoggerInto(ctx, log)
+	s := &scope{ud: cached.DeepCopy(), status: *cached.Status.DeepCopy()}
+	s.status.Namespace = render.UserNamespace(r.cfg.NamespacePrefix, s.ud.Spec.UserID)
+
+	var phases []phase
+	if s.ud.DeletionTimestamp != nil || s.ud.Spec.DesiredState == v1alpha1.DesiredDeleted {
+		phases = []phase{r.deleteChildren, r.releaseNamespace, r.markDeleted, r.removeFinalizer}
+	} else {
+		phases = []phase{r.ensureFinalizer, r.resolveTemplate, r.resolveTier, r.checkDependencies,
+			r.checkHosts, r.ensureNamespace, r.applyChildren, r.pruneChildren, r.observe}
+	}
+	var result ctrl.Result
+	var runErr error
+	for _, p := range phases {
+		stop, err := p(ctx, s)
+		if err != nil {
+			result, runErr = r.onError(ctx, s, err)
+			break
+		}
+		if stop {
+			break
+		}
+	}
+	if s.gone {
+		return result, runErr
+	}
+	if s.wrote {
+		now := metav1.NewTime(r.now().Truncate(time.Second))
+		s.status.LastReconcile = &now
+	}
+	if err := r.writeStatus(ctx, cached, s); err != nil {
+		return result, errors.Join(runErr, err)
+	}
+	if runErr == nil && s.status.Phase == v1alpha1.PhaseError {
+		// Stalled on a host conflict: the holder may let go.
+		if c := findCondition(s.status.Conditions, ConditionIngressReady); c != nil && c.Reason == ReasonHostConflict {
+			result.RequeueAfter = time.Minute
+		}
+	}
+	return result, runErr
+}
+
+// ensureFinalizer adds the cleanup finalizer with server-side apply.
+func (r *Reconciler) ensureFinalizer(ctx context.Context, s *scope) (bool, error) {
+	for _, f := range s.ud.Finalizers {
+		if f == Finalizer {
+			return false, nil
+		}
+	}
+	ac := schedacv1alpha1.UserDeployment(s.ud.Name, s.ud.Namespace).WithUID(s.ud.UID).WithFinalizers(Finalizer)
+	if _, err := r.clientset.SchedulerV1alpha1().UserDeployments(s.ud.Namespace).Apply(ctx, ac,
+		metav1.ApplyOptions{FieldManager: r.owner, Force: true}); err != nil {
+		return false, fmt.Errorf("add finalizer: %w", err)
+	}
+	return false, nil
+}
+
+// removeFinalizer lets a deleted UserDeployment go once its children are gone.
+func (r *Reconciler) removeFinalizer(ctx context.Context, s *scope) (bool, error) {
+	if s.ud.DeletionTimestamp == nil {
+		return false, nil
+	}
+	has := false
+	for _, f := range s.ud.Finalizers {
+		has = has || f == Finalizer
+	}
+	if !has {
+		return false, nil
+	}
+	ac := schedacv1alpha1.UserDeployment(s.ud.Name, s.ud.Namespace).WithUID(s.ud.UID)
+	if _, err := r.clientset.SchedulerV1alpha1().UserDeployments(s.ud.Namespace).Apply(ctx, ac,
+		metav1.ApplyOptions{FieldManager: r.owner, Force: true}); err != nil && !apierrors.IsNotFound(err) {
+		return false, fmt.Errorf("remove finalizer: %w", err)
+	}
+	s.gone = true
+	return true, nil
+}

@@ -1,0 +1,144 @@
+package deployments
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"k8s.io/client-go/dynamic"
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
+	"opsnorth.io/scheduler/pkg/manager"
+)
+
+// Setup registers the UserDeployment controller with deps.Manager: it
+// watches UserDeployments and DeploymentTemplates through the generated
+// informers, and the children through label-filtered caches.
+func Setup(_ context.Context, deps *manager.Deps, cfg Config) error {
+	mgr := deps.Manager
+	caps, resources, err := discover(mgr.GetRESTMapper())
+	if err != nil {
+		return err
+	}
+	dyn, err := dynamic.NewForConfig(mgr.GetConfig())
+	if err != nil {
+		return fmt.Errorf("dynamic client: %w", err)
+	}
+	dynInf := newDynamicInformers(dyn, resources)
+	if err := mgr.Add(dynInf); err != nil {
+		return fmt.Errorf("add third-party informers: %w", err)
+	}
+
+	factories := deps.Informers.Factories()
+	r := &Reconciler{
+		cfg:       cfg,
+		caps:      caps,
+		client:    mgr.GetClient(),
+		apiReader: mgr.GetAPIReader(),
+		reader:    &childReader{cache: mgr.GetCache(), scheme: mgr.GetScheme(), listers: dynInf.listers},
+		clientset: deps.Clientset,
+		informers: deps.Informers,
+		// DeploymentTemplates are cluster-scoped: any factory lists them all.
+		templates: factories[0].Scheduler().V1alpha1().DeploymentTemplates().Lister(),
+		recorder:  mgr.GetEventRecorder(deps.FieldOwner),
+		owner:     deps.FieldOwner,
+		now:       time.Now,
+	}
+	r.apply = &applier{client: mgr.GetClient(), reader: r.reader, owner: deps.FieldOwner}
+	registerMetrics(r)
+
+	// One controller per manager; a process may run several managers one
+	// after another (tests restart it), so the global name check is skipped.
+	b := ctrl.NewControllerManagedBy(mgr).Named("userdeployment").
+		WithOptions(controller.Options{SkipNameValidation: ptr.To(true)})
+	for _, f := range factories {
+		inf := f.Scheduler().V1alpha1().UserDeployments().Informer()
+		if err := inf.AddIndexers(indexers); err != nil {
+			return fmt.Errorf("index UserDeployments: %w", err)
+		}
+		r.udInformers = append(r.udInformers, inf)
+		b = b.WatchesRawSource(&source.Informer{Informer: inf, Handler: handler.EnqueueRequestsFromMapFunc(r.mapUserDeployment)})
+	}
+	tmpl := factories[0].Scheduler().V1alpha1().DeploymentTemplates().Informer()
+	b = b.WatchesRawSource(&source.Informer{Informer: tmpl, Handler: handler.EnqueueRequestsFromMapFunc(r.mapTemplate)})
+	for _, obj := range watchedKinds() {
+		b = b.Watches(obj, handler.EnqueueRequestsFromMapFunc(r.mapChild))
+	}
+	for _, inf := range dynInf.informers {
+		b = b.WatchesRawSource(&source.Informer{Informer: inf, Handler: handler.EnqueueRequestsFromMapFunc(r.mapChild)})
+	}
+	if err := b.Complete(r); err != nil {
+		return fmt.Errorf("build userdeployment controller: %w", err)
+	}
+	ctrl.Log.WithName("deployments").Info("optional CRDs", "ingressRoute", caps.IngressRoute,
+		"externalSecret", caps.ExternalSecret, "serviceMonitor", caps.ServiceMonitor)
+	return nil
+}
+
+// Index names of the UserDeployment informers.
+const (
+	indexTemplate  = "template"
+	indexUser      = "user"
+	indexDependsOn = "dependsOn"
+	indexHost      = "host"
+)
+
+var indexers = toolscache.Indexers{
+	indexTemplate: func(obj any) ([]string, error) {
+		if ud, ok := obj.(*v1alpha1.UserDeployment); ok && ud.Spec.Template != "" {
+			return []string{ud.Spec.Template}, nil
+		}
+		return nil, nil
+	},
+	indexUser: func(obj any) ([]string, error) {
+		if ud, ok := obj.(*v1alpha1.UserDeployment); ok {
+			return []string{ud.Spec.UserID}, nil
+		}
+		return nil, nil
+	},
+	indexDependsOn: func(obj any) ([]string, error) {
+		ud, ok := obj.(*v1alpha1.UserDeployment)
+		if !ok {
+			return nil, nil
+		}
+		out := make([]string, 0, len(ud.Spec.DependsOn))
+		for _, d := range ud.Spec.DependsOn {
+			out = append(out, ud.Namespace+"/"+d)
+		}
+		return out, nil
+	},
+	indexHost: func(obj any) ([]string, error) {
+		ud, ok := obj.(*v1alpha1.UserDeployment)
+		if !ok {
+			return nil, nil
+		}
+		out := make([]string, 0, len(ud.Status.Ingresses))
+		for _, i := range ud.Status.Ingresses {
+			out = append(out, i.Host)
+		}
+		return out, nil
+	},
+}
+
+// byIndex returns the UserDeployments of every informer under index=value.
+func (r *Reconciler) byIndex(index, value string) []*v1alpha1.UserDeployment {
+	var out []*v1alpha1.UserDeployment
+	for _, inf := range r.udInformers {
+		objs, err := inf.GetIndexer().ByIndex(index, value)
+		if err != nil {
+			continue
+		}
+		for _, o := range objs {
+			if ud, ok := o.(*v1alpha1.UserDeployment); ok {
+				out = append(out, ud)
+			}
+		}
+	}
+	return out
+}

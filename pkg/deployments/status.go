@@ -1,0 +1,165 @@
+package deployments
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
+	schedacv1alpha1 "opsnorth.io/scheduler/generated/applyconfiguration/scheduler/v1alpha1"
+	"opsnorth.io/scheduler/pkg/conditions"
+)
+
+// Condition types beyond Ready/Reconciling/Stalled.
+const (
+	ConditionTemplateResolved  = "TemplateResolved"
+	ConditionDependenciesReady = "DependenciesReady"
+	ConditionIngressReady      = "IngressReady"
+)
+
+// Condition reasons.
+const (
+	ReasonRawImage             = "RawImage"
+	ReasonResolved             = "Resolved"
+	ReasonTemplateNotFound     = "TemplateNotFound"
+	ReasonInvalidSpec          = "InvalidSpec"
+	ReasonUnknownTier          = "UnknownTier"
+	ReasonTierExceeded         = "TierLimitExceeded"
+	ReasonNoDependencies       = "NoDependencies"
+	ReasonDependenciesReady    = "DependenciesReady"
+	ReasonDependenciesNotReady = "DependenciesNotReady"
+	ReasonHostConflict         = "HostConflict"
+	ReasonHostsAssigned        = "HostsAssigned"
+	ReasonChildConflict        = "ChildConflict"
+	ReasonReconcileError       = "ReconcileError"
+	ReasonProvisioning         = "Provisioning"
+	ReasonReady                = "Ready"
+	ReasonStopped              = "Stopped"
+	ReasonDeleting             = "Deleting"
+	ReasonDeleted              = "Deleted"
+)
+
+// stalledError is an input problem no retry can fix; a spec or template
+// change (which triggers a reconcile) can.
+type stalledError struct{ reason, msg string }
+
+func (e *stalledError) Error() string { return e.msg }
+
+func stalled(reason, msg string) error { return &stalledError{reason: reason, msg: msg} }
+
+func (s *scope) setCondition(t string, status metav1.ConditionStatus, reason, msg string) {
+	meta.SetStatusCondition(&s.status.Conditions, metav1.Condition{Type: t, Status: status, Reason: reason,
+		Message: msg, ObservedGeneration: s.ud.Generation})
+}
+
+// summarize sets the phase and the kstatus summary; lastError is cleared
+// unless the phase is error.
+func (s *scope) summarize(p v1alpha1.DeploymentPhase, state conditions.State, reason, msg string) {
+	s.status.Phase = p
+	s.status.ObservedGeneration = s.ud.Generation
+	if p != v1alpha1.PhaseError {
+		s.status.LastError = ""
+	}
+	conditions.SetSummary(&s.status.Conditions, s.ud.Generation, state, reason, msg)
+}
+
+func (s *scope) fail(state conditions.State, reason, msg string) {
+	s.summarize(v1alpha1.PhaseError, state, reason, msg)
+	s.status.LastError = msg
+	reconcileErrors.WithLabelValues(reason).Inc()
+}
+
+// onError records err in the status and decides how to retry.
+func (r *Reconciler) onError(ctx context.Context, s *scope, err error) (ctrl.Result, error) {
+	var st *stalledError
+	var conflict *ConflictError
+	var waiting *waitingError
+	switch {
+	case errors.As(err, &waiting):
+		ctrl.LoggerFrom(ctx).V(1).Info(waiting.Error())
+		return ctrl.Result{RequeueAfter: retryWaiting}, nil
+	case errors.As(err, &st):
+		if st.reason == ReasonTemplateNotFound {
+			s.setCondition(ConditionTemplateResolved, metav1.ConditionFalse, st.reason, st.msg)
+		}
+		s.fail(conditions.Stalled, st.reason, st.msg)
+		return ctrl.Result{}, reconcile.TerminalError(err)
+	case errors.As(err, &conflict):
+		s.fail(conditions.Stalled, ReasonChildConflict, err.Error())
+		return ctrl.Result{RequeueAfter: time.Minute}, nil
+	default:
+		ctrl.LoggerFrom(ctx).V(1).Info("reconcile failed", "error", err.Error())
+		s.fail(conditions.InProgress, ReasonReconcileError, err.Error())
+		return ctrl.Result{}, err
+	}
+}
+
+func findCondition(conds []metav1.Condition, t string) *metav1.Condition {
+	return meta.FindStatusCondition(conds, t)
+}
+
+// writeStatus applies the status when it differs from the cached one and
+// records phase-change events and metrics.
+func (r *Reconciler) writeStatus(ctx context.Context, old *v1alpha1.UserDeployment, s *scope) error {
+	if equality.Semantic.DeepEqual(old.Status, s.status) {
+		return nil
+	}
+	ac := schedacv1alpha1.UserDeployment(s.ud.Name, s.ud.Namespace).WithUID(s.ud.UID).WithStatus(statusApply(&s.status))
+	if _, err := r.clientset.SchedulerV1alpha1().UserDeployments(s.ud.Namespace).ApplyStatus(ctx, ac,
+		metav1.ApplyOptions{FieldManager: r.owner, Force: true}); err != nil {
+		return fmt.Errorf("write status: %w", err)
+	}
+	if old.Status.Phase != s.status.Phase {
+		r.phaseChanged(old, s)
+	}
+	return nil
+}
+
+func (r *Reconciler) phaseChanged(old *v1alpha1.UserDeployment, s *scope) {
+	eventType, note := "Normal", fmt.Sprintf("phase %s", s.status.Phase)
+	if c := findCondition(s.status.Conditions, v1alpha1.ConditionReady); c != nil {
+		note = fmt.Sprintf("phase %s: %s", s.status.Phase, c.Message)
+	}
+	if s.status.Phase == v1alpha1.PhaseError {
+		eventType = "Warning"
+	}
+	r.recorder.Eventf(s.ud, nil, eventType, "Phase"+string(s.status.Phase), "Reconcile", "%s", note)
+	if s.status.Phase == v1alpha1.PhaseReady {
+		since := old.CreationTimestamp.Time
+		if c := findCondition(old.Status.Conditions, v1alpha1.ConditionReady); c != nil && c.Status == metav1.ConditionFalse {
+			since = c.LastTransitionTime.Time
+		}
+		timeToReady.Observe(r.now().Sub(since).Seconds())
+	}
+}
+
+func statusApply(st *v1alpha1.UserDeploymentStatus) *schedacv1alpha1.UserDeploymentStatusApplyConfiguration {
+	ac := schedacv1alpha1.UserDeploymentStatus().WithObservedGeneration(st.ObservedGeneration).
+		WithNamespace(st.Namespace).WithReadyReplicas(st.ReadyReplicas)
+	if st.Phase != "" {
+		ac.WithPhase(st.Phase)
+	}
+	if st.LastError != "" {
+		ac.WithLastError(st.LastError)
+	}
+	if st.LastReconcile != nil {
+		ac.WithLastReconcile(*st.LastReconcile)
+	}
+	for _, i := range st.Ingresses {
+		ac.WithIngresses(schedacv1alpha1.IngressStatus().WithService(i.Service).WithHost(i.Host).
+			WithURL(i.URL).WithVisibility(i.Visibility))
+	}
+	for _, c := range st.Conditions {
+		ac.WithConditions(metav1ac.Condition().WithType(c.Type).WithStatus(c.Status).WithReason(c.Reason).
+			WithMessage(c.Message).WithObservedGeneration(c.ObservedGeneration).WithLastTransitionTime(c.LastTransitionTime))
+	}
+	return ac
+}
