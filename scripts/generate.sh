@@ -53,7 +53,7 @@ manifests() {
   go run ./scripts/crd-bounds manifests/crd/*.yaml
   local component
   for component in deployments tasks workflows; do
-    rm -rf "manifests/rbac/$component"
+    rm -f "manifests/rbac/$component/role.yaml"
     controller_gen "rbac:roleName=opsnorth-scheduler-$component" \
       "paths=./pkg/$component/..." "output:rbac:artifacts:config=manifests/rbac/$component"
   done

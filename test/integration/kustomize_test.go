@@ -1,0 +1,177 @@
+package integration
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/restmapper"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"opsnorth.io/scheduler/pkg/testenv"
+)
+
+// TestKustomizeOverlays renders every overlay users apply and checks what a
+// platform team audits before installing: the expected objects, least
+// privilege RBAC, restricted manager pods; then applies the output to the
+// real apiserver with a server-side dry run so every object is valid.
+func TestKustomizeOverlays(t *testing.T) {
+	env := testenv.Require(t)
+	overlays := []struct {
+		name       string
+		components []string
+	}{
+		{name: "deployments", components: []string{"deployments"}},
+		{name: "tasks", components: []string{"tasks"}},
+		{name: "workflows", components: []string{"workflows"}},
+		{name: "all-in-one", components: []string{"deployments", "tasks", "workflows"}},
+	}
+	for _, o := range overlays {
+		t.Run(o.name, func(t *testing.T) {
+			objs := renderOverlay(t, filepath.Join(env.RepoRoot, "kustomize", "overlays", o.name))
+			assertKinds(t, objs, o.components)
+			for _, obj := range objs {
+				assertLeastPrivilege(t, obj)
+				assertRestrictedPods(t, obj)
+			}
+			dryRunApply(t, env, objs)
+		})
+	}
+}
+
+func renderOverlay(t *testing.T, dir string) []*unstructured.Unstructured {
+	t.Helper()
+	resMap, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
+	require.NoError(t, err, "kustomize build %s", dir)
+	var objs []*unstructured.Unstructured
+	for _, res := range resMap.Resources() {
+		m, err := res.Map()
+		require.NoError(t, err)
+		objs = append(objs, &unstructured.Unstructured{Object: m})
+	}
+	return objs
+}
+
+func assertKinds(t *testing.T, objs []*unstructured.Unstructured, components []string) {
+	t.Helper()
+	count := map[string]int{}
+	for _, obj := range objs {
+		count[obj.GetKind()]++
+	}
+	n := len(components)
+	assert.Equal(t, 4, count["CustomResourceDefinition"])
+	assert.Equal(t, 2, count["Namespace"])
+	assert.Equal(t, 1, count["ServiceMonitor"])
+	for _, kind := range []string{"Deployment", "ServiceAccount", "Service", "PodDisruptionBudget", "ClusterRole", "ClusterRoleBinding"} {
+		assert.Equal(t, n, count[kind], "kind %s", kind)
+	}
+	for _, c := range components {
+		name := "opsnorth-scheduler-" + c
+		assert.NotNil(t, find(objs, "Deployment", name), "deployment %s", name)
+		assert.NotNil(t, find(objs, "ClusterRole", name), "clusterrole %s", name)
+		assert.NotNil(t, find(objs, "Role", name+"-leader-election"), "leader election role of %s", name)
+	}
+}
+
+// assertLeastPrivilege refuses wildcards anywhere and secret reads outside a
+// namespaced Role.
+func assertLeastPrivilege(t *testing.T, obj *unstructured.Unstructured) {
+	t.Helper()
+	if obj.GetKind() != "ClusterRole" && obj.GetKind() != "Role" {
+		return
+	}
+	var role rbacv1.ClusterRole // Role and ClusterRole share the rules' shape
+	require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &role))
+	for _, rule := range role.Rules {
+		for _, field := range [][]string{rule.Verbs, rule.Resources, rule.APIGroups} {
+			assert.NotContains(t, field, "*", "%s %s has a wildcard: %+v", obj.GetKind(), obj.GetName(), rule)
+		}
+		if obj.GetKind() == "ClusterRole" && slices.Contains(rule.APIGroups, "") {
+			assert.NotContains(t, rule.Resources, "secrets", "ClusterRole %s reads secrets cluster-wide", obj.GetName())
+		}
+	}
+}
+
+func assertRestrictedPods(t *testing.T, obj *unstructured.Unstructured) {
+	t.Helper()
+	if obj.GetKind() != "Deployment" {
+		return
+	}
+	var d appsv1.Deployment
+	require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &d))
+	pod := d.Spec.Template.Spec
+	require.NotNil(t, pod.SecurityContext)
+	assert.Equal(t, ptrTo(true), pod.SecurityContext.RunAsNonRoot, d.Name)
+	require.NotNil(t, pod.SecurityContext.SeccompProfile, d.Name)
+	assert.Equal(t, corev1.SeccompProfileTypeRuntimeDefault, pod.SecurityContext.SeccompProfile.Type)
+	assert.GreaterOrEqual(t, *d.Spec.Replicas, int32(2), "%s runs a standby", d.Name)
+	for _, c := range pod.Containers {
+		sc := c.SecurityContext
+		require.NotNil(t, sc, c.Name)
+		assert.Equal(t, ptrTo(false), sc.AllowPrivilegeEscalation, d.Name)
+		assert.Equal(t, ptrTo(true), sc.ReadOnlyRootFilesystem, d.Name)
+		require.NotNil(t, sc.Capabilities, d.Name)
+		assert.Equal(t, []corev1.Capability{"ALL"}, sc.Capabilities.Drop, d.Name)
+		assert.NotEmpty(t, c.Resources.Requests, d.Name)
+		assert.NotEmpty(t, c.Resources.Limits, d.Name)
+		require.NotNil(t, c.LivenessProbe, d.Name)
+		require.NotNil(t, c.ReadinessProbe, d.Name)
+	}
+}
+
+// dryRunApply creates the namespaces for real (a dry run cannot create
+// objects in a namespace that does not exist) and server-side applies every
+// other object with dryRun=All.
+func dryRunApply(t *testing.T, env *testenv.Env, objs []*unstructured.Unstructured) {
+	t.Helper()
+	ctx := context.Background()
+	dyn, err := dynamic.NewForConfig(env.Config)
+	require.NoError(t, err)
+	disco, err := discovery.NewDiscoveryClientForConfig(env.Config)
+	require.NoError(t, err)
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disco))
+	for _, obj := range objs {
+		mapping, err := mapper.RESTMapping(obj.GroupVersionKind().GroupKind(), obj.GroupVersionKind().Version)
+		require.NoError(t, err, "mapping for %s", obj.GetKind())
+		var ri dynamic.ResourceInterface = dyn.Resource(mapping.Resource)
+		if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
+			ri = dyn.Resource(mapping.Resource).Namespace(obj.GetNamespace())
+		}
+		opts := metav1.ApplyOptions{FieldManager: "kustomize-test", Force: true, DryRun: []string{metav1.DryRunAll}}
+		if obj.GetKind() == "Namespace" {
+			opts.DryRun = nil
+		}
+		_, err = ri.Apply(ctx, obj.GetName(), obj, opts)
+		if apierrors.IsAlreadyExists(err) {
+			continue
+		}
+		require.NoError(t, err, "apply %s %s/%s", obj.GetKind(), obj.GetNamespace(), obj.GetName())
+	}
+}
+
+func find(objs []*unstructured.Unstructured, kind, name string) *unstructured.Unstructured {
+	for _, obj := range objs {
+		if obj.GetKind() == kind && obj.GetName() == name {
+			return obj
+		}
+	}
+	return nil
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
