@@ -38,10 +38,10 @@ type Reconciler struct {
 	now        func() time.Time
 	hops       *hopTracker
 
-	// written maps a workflow to the resourceVersion it had before this
-	// manager's last status write: while the informer still serves that
-	// version, a decision would be made on stale status, so it waits for the
-	// update event instead.
+	// written maps a workflow to this manager's last status write: while
+	// the informer still serves the version that write replaced, decisions
+	// are made on the written object (the API server's answer) instead of the
+	// stale cached one. This is what keeps a step hop to one write.
 	written sync.Map
 }
 
@@ -57,10 +57,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("get workflow: %w", err)
 	}
-	if wf.DeletionTimestamp != nil || r.stale(ctx, req.NamespacedName, wf) {
+	wf = r.latest(ctx, req.NamespacedName, wf).DeepCopy()
+	if wf.DeletionTimestamp != nil {
 		return ctrl.Result{}, nil
 	}
-	wf = wf.DeepCopy()
 	if wf.Status.Phase.IsTerminal() {
 		return r.finished(ctx, wf)
 	}
@@ -108,19 +108,28 @@ func (r *Reconciler) finished(ctx context.Context, wf *v1alpha1.Workflow) (ctrl.
 	return r.deliver(ctx, wf)
 }
 
-// stale reports whether the informer still serves the version this manager
-// replaced with its last status write; the update event will follow.
-func (r *Reconciler) stale(ctx context.Context, key types.NamespacedName, wf *v1alpha1.Workflow) bool {
+// writtenStatus is a status write of this manager: the version it replaced
+// and the object the API server answered with.
+type writtenStatus struct {
+	replaced string
+	object   *v1alpha1.Workflow
+}
+
+// latest returns the newest known version of wf: the cached one, unless the
+// cache still serves the version this manager's last status write replaced.
+func (r *Reconciler) latest(ctx context.Context, key types.NamespacedName, wf *v1alpha1.Workflow) *v1alpha1.Workflow {
 	v, ok := r.written.Load(key)
 	if !ok {
-		return false
+		return wf
 	}
-	if v == wf.ResourceVersion {
-		logf.FromContext(ctx).V(1).Info("skipping stale workflow from cache", "resourceVersion", wf.ResourceVersion)
-		return true
+	w := v.(writtenStatus)
+	if w.replaced == wf.ResourceVersion {
+		logf.FromContext(ctx).V(1).Info("cache lags behind the last status write; using the written workflow",
+			"cached", wf.ResourceVersion, "written", w.object.ResourceVersion)
+		return w.object
 	}
-	r.written.Delete(key)
-	return false
+	r.written.CompareAndDelete(key, v)
+	return wf
 }
 
 // startSteps creates the planned step attempts and adds them to obs. It

@@ -26,8 +26,7 @@ var (
 		Help:    "Time from a workflow's start to its terminal phase.",
 		Buckets: prometheus.ExponentialBuckets(1, 2, 18), // 1s .. ~36h
 	}, []string{"phase"})
-	// HopLatency is exported for the integration test's report.
-	HopLatency = prometheus.NewHistogram(prometheus.HistogramOpts{
+	hopLatency = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name: "opsnorth_workflow_step_hop_latency_seconds",
 		Help: "Time from a step's AgentTask reaching Succeeded (as first observed by this manager, " +
 			"else its completionTime) to the creation of the next step's AgentTask.",
@@ -36,7 +35,7 @@ var (
 )
 
 func init() {
-	metrics.Registry.MustRegister(workflowsStarted, workflowsCompleted, workflowDuration, HopLatency)
+	metrics.Registry.MustRegister(workflowsStarted, workflowsCompleted, workflowDuration, hopLatency)
 }
 
 // hopTracker remembers when this manager first saw each step task succeed,
@@ -84,6 +83,6 @@ func (h *hopTracker) observeHop(obs *observation, steps []v1alpha1.StepStatus, i
 		}
 	}
 	if !from.IsZero() {
-		HopLatency.Observe(now.Sub(from).Seconds())
+		hopLatency.Observe(now.Sub(from).Seconds())
 	}
 }

@@ -73,9 +73,12 @@ func decide(obs *observation) plan {
 	if failed < 0 {
 		p.starts, failed = startable(obs, views)
 	}
+	// The stored startTime has whole-second precision: the workflow started
+	// within the second after it, so the deadline counts from the end of that
+	// second and a timeout never fires early.
 	var deadline time.Time
 	if wf.Spec.TimeoutSeconds != nil {
-		deadline = st.StartTime.Add(time.Duration(*wf.Spec.TimeoutSeconds) * time.Second)
+		deadline = st.StartTime.Add(time.Second + time.Duration(*wf.Spec.TimeoutSeconds)*time.Second)
 	}
 	switch {
 	case failed >= 0:

@@ -103,14 +103,15 @@ func TestDecide(t *testing.T) {
 		},
 		{
 			name: "failed attempt waits for its backoff", wf: retry.obj(), now: t0.Add(12 * time.Second),
+			// failed at t0+10s (whole seconds): backoff 5s counts from t0+11s.
 			tasks: func(wf *v1alpha1.Workflow) []*v1alpha1.AgentTask {
 				return []*v1alpha1.AgentTask{task(wf, "flaky", 0, v1alpha1.TaskFailed, nil)}
 			},
-			wantPhase: v1alpha1.WorkflowRunning, wantReason: ReasonRunning, wantRequeue: 3 * time.Second,
+			wantPhase: v1alpha1.WorkflowRunning, wantReason: ReasonRunning, wantRequeue: 4 * time.Second,
 			wantSteps: []stepWant{{phase: v1alpha1.StepRetrying, attempts: 1, message: "attempt 1 Failed: exit code 1"}, {phase: v1alpha1.StepPending}},
 		},
 		{
-			name: "retry starts once the backoff passed", wf: retry.obj(), now: t0.Add(15 * time.Second),
+			name: "retry starts once the backoff passed", wf: retry.obj(), now: t0.Add(16 * time.Second),
 			tasks: func(wf *v1alpha1.Workflow) []*v1alpha1.AgentTask {
 				return []*v1alpha1.AgentTask{task(wf, "flaky", 0, v1alpha1.TaskFailed, nil)}
 			},
@@ -154,7 +155,7 @@ func TestDecide(t *testing.T) {
 		},
 		{
 			name: "timeout stops running steps", wf: makeWorkflow("slow").step("a", nil).step("b", nil).timeout(30).started().obj(),
-			now: t0.Add(30 * time.Second),
+			now: t0.Add(31 * time.Second), // started within [t0, t0+1s): 30s have surely passed
 			tasks: func(wf *v1alpha1.Workflow) []*v1alpha1.AgentTask {
 				return []*v1alpha1.AgentTask{task(wf, "a", 0, v1alpha1.TaskRunning, nil)}
 			},
@@ -171,7 +172,7 @@ func TestDecide(t *testing.T) {
 			tasks: func(wf *v1alpha1.Workflow) []*v1alpha1.AgentTask {
 				return []*v1alpha1.AgentTask{task(wf, "a", 0, v1alpha1.TaskRunning, nil)}
 			},
-			wantPhase: v1alpha1.WorkflowRunning, wantReason: ReasonRunning, wantRequeue: 20 * time.Second,
+			wantPhase: v1alpha1.WorkflowRunning, wantReason: ReasonRunning, wantRequeue: 21 * time.Second,
 			wantSteps: []stepWant{{phase: v1alpha1.StepRunning, attempts: 1}},
 		},
 		{

@@ -91,7 +91,7 @@ func observeStep(obs *observation, i int, prev *v1alpha1.StepStatus) stepView {
 			return v.fail(obs, prev, ReasonStepFailed, msg)
 		}
 		v.status.Phase = v1alpha1.StepRetrying
-		v.retryAt = endTime(t).Add(backoff(step, latest))
+		v.retryAt = retryTime(t, backoff(step, latest))
 		v.status.NextAttemptTime = new(metav1.NewTime(v.retryAt))
 		v.status.Message = fmt.Sprintf("attempt %d %s: %s", latest+1, t.Status.Phase, why)
 	default:
@@ -138,12 +138,19 @@ func finishedAt(t *v1alpha1.AgentTask, prev *v1alpha1.StepStatus, now time.Time)
 	return new(stamp(now))
 }
 
-// endTime is when a terminal task ended; its creation time if it did not say.
-func endTime(t *v1alpha1.AgentTask) time.Time {
+// retryTime is when the attempt after failed task t may start. The task's
+// completionTime (else creationTimestamp) has whole-second precision: the
+// failure happened within the second after it, so a non-zero backoff counts
+// from the end of that second and is never cut short.
+func retryTime(t *v1alpha1.AgentTask, wait time.Duration) time.Time {
+	end := t.CreationTimestamp.Time
 	if t.Status.CompletionTime != nil {
-		return t.Status.CompletionTime.Time
+		end = t.Status.CompletionTime.Time
 	}
-	return t.CreationTimestamp.Time
+	if wait > 0 {
+		end = end.Truncate(time.Second).Add(time.Second)
+	}
+	return end.Add(wait)
 }
 
 func taskOutcome(t *v1alpha1.AgentTask) string {

@@ -1,0 +1,134 @@
+package workflows_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
+	"opsnorth.io/scheduler/pkg/testenv"
+)
+
+func TestRestartMidWorkflow(t *testing.T) {
+	k := newCluster(t)
+	stopFirst := startManager(t, k.ns)
+	k.create(stepWorkflow("restart",
+		step("one", nil),
+		step("two", map[string]string{"A": "${steps.one.output.a}"}),
+		step("three", map[string]string{"B": "${steps.1.output.b}", "A": "${steps.0.output.a}"}),
+	))
+	k.finish(k.waitTask("restart", "one", 0), v1alpha1.TaskSucceeded, map[string]string{"a": "1"})
+	two := k.waitTask("restart", "two", 0)
+	require.Eventually(t, func() bool {
+		s := k.workflow("restart").Status.StepStatuses
+		return len(s) == 3 && s[1].Phase == v1alpha1.StepRunning
+	}, wait, 20*time.Millisecond)
+	stopFirst()
+
+	// While no manager runs, the step finishes.
+	k.finish(two, v1alpha1.TaskSucceeded, map[string]string{"b": "2"})
+	time.Sleep(500 * time.Millisecond)
+	assert.True(t, k.gone("restart", "three", 0), "no manager runs, nothing may start")
+
+	startManager(t, k.ns)
+	three := k.waitTask("restart", "three", 0)
+	assert.Equal(t, map[string]string{"A": "1", "B": "2"}, three.Spec.Input)
+	k.finish(three, v1alpha1.TaskSucceeded, nil)
+	done := k.waitWorkflow("restart", v1alpha1.WorkflowSucceeded)
+	for _, s := range done.Status.StepStatuses {
+		assert.Equal(t, int32(1), s.Attempts, s.Name)
+	}
+	assert.Equal(t, names("restart", "one 0", "two 0", "three 0"), k.taskNames("restart"), "no task was duplicated")
+}
+
+// TestRestartEveryStep restarts the manager at every step of a workflow,
+// with the step's task both finished before and after the restart.
+func TestRestartEveryStep(t *testing.T) {
+	k := newCluster(t)
+	k.create(stepWorkflow("churn", step("s0", nil), step("s1", nil), step("s2", nil), step("s3", nil)))
+	for i, s := range []string{"s0", "s1", "s2", "s3"} {
+		stop := startManager(t, k.ns)
+		task := k.waitTask("churn", s, 0)
+		if i%2 == 0 {
+			k.finish(task, v1alpha1.TaskSucceeded, nil)
+			stop()
+			continue
+		}
+		stop()
+		k.finish(task, v1alpha1.TaskSucceeded, nil)
+	}
+	startManager(t, k.ns)
+	k.waitWorkflow("churn", v1alpha1.WorkflowSucceeded)
+	assert.Equal(t, names("churn", "s0 0", "s1 0", "s2 0", "s3 0"), k.taskNames("churn"))
+}
+
+// TestDeleteRemovesTasks: every step task is controlled by its Workflow with
+// blockOwnerDeletion, so the garbage collector deletes the tasks (and their
+// Jobs) with the Workflow. The test control plane runs no controllers, so a
+// real kube-controller-manager with only the garbage collector is started
+// when its binary is in the control-plane cache (`make controlplane`).
+func TestDeleteRemovesTasks(t *testing.T) {
+	k := newCluster(t)
+	startManager(t, k.ns)
+	wf := k.create(stepWorkflow("gone", step("a", nil), step("b", nil, "a"), step("c", nil, "a")))
+	k.finish(k.waitTask("gone", "a", 0), v1alpha1.TaskSucceeded, nil)
+	k.waitTask("gone", "b", 0)
+	k.waitTask("gone", "c", 0)
+	list, err := k.cs.SchedulerV1alpha1().AgentTasks(k.ns).List(context.Background(), metav1.ListOptions{})
+	require.NoError(t, err)
+	require.Len(t, list.Items, 3)
+	for _, task := range list.Items {
+		ref := metav1.GetControllerOf(&task)
+		require.NotNil(t, ref, task.Name)
+		assert.Equal(t, wf.UID, ref.UID, task.Name)
+		assert.Equal(t, "Workflow", ref.Kind, task.Name)
+		assert.True(t, *ref.BlockOwnerDeletion, task.Name)
+	}
+
+	startGarbageCollector(t)
+	require.NoError(t, k.cs.SchedulerV1alpha1().Workflows(k.ns).Delete(context.Background(), "gone", metav1.DeleteOptions{}))
+	require.Eventually(t, func() bool {
+		list, err := k.cs.SchedulerV1alpha1().AgentTasks(k.ns).List(context.Background(), metav1.ListOptions{})
+		return err == nil && len(list.Items) == 0
+	}, 2*wait, 100*time.Millisecond, "the garbage collector never deleted the workflow's tasks")
+}
+
+// startGarbageCollector runs kube-controller-manager with only the garbage
+// collector against the test control plane, or skips the test when the
+// binary was not built.
+func startGarbageCollector(t *testing.T) {
+	t.Helper()
+	env := testenv.Require(t)
+	bin, err := testenv.BinaryDir(env.RepoRoot)
+	require.NoError(t, err)
+	kcm := filepath.Join(bin, "kube-controller-manager")
+	if _, err := os.Stat(kcm); err != nil {
+		t.Skipf("owner references checked; deletion needs %s (make controlplane)", kcm)
+	}
+	kubeconfig, err := env.KubeconfigFor(t.TempDir(), "garbage-collector", "system:masters")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, kcm, "--kubeconfig="+kubeconfig, "--controllers=garbagecollector",
+		"--leader-elect=false", "--secure-port=0", "--use-service-account-credentials=false")
+	logPath := filepath.Join(t.TempDir(), "kube-controller-manager.log")
+	logFile, err := os.Create(logPath)
+	require.NoError(t, err)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		cancel()
+		_ = cmd.Wait()
+		_ = logFile.Close()
+		if t.Failed() {
+			out, _ := os.ReadFile(logPath)
+			t.Logf("kube-controller-manager log:\n%s", out)
+		}
+	})
+}
