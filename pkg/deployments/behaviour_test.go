@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 	"opsnorth.io/scheduler/pkg/deployments/internal/deploytest"
@@ -183,6 +184,28 @@ func TestTiers(t *testing.T) {
 	got = waitPhase(t, c, ns, "big", v1alpha1.PhaseError)
 	assert.Equal(t, "service app: 5 replicas exceed the free tier's maximum of 2", got.Status.LastError)
 	assert.Contains(t, condition(got, v1alpha1.ConditionStalled), "True/TierLimitExceeded")
+
+	// The phase gauge counts this manager's deployments; errors count by reason.
+	assert.Equal(t, map[string]float64{"pending": 0, "provisioning": 1, "ready": 0, "stopped": 0, "error": 2, "deleting": 0, "deleted": 0},
+		gauge(t, "opsnorth_userdeployments", "phase"))
+	assert.GreaterOrEqual(t, gauge(t, "opsnorth_userdeployment_reconcile_errors_total", "reason")["UnknownTier"], 1.0)
+}
+
+// gauge reads a metric family from the in-process registry by one label.
+func gauge(t *testing.T, name, label string) map[string]float64 {
+	t.Helper()
+	families, err := metrics.Registry.Gather()
+	require.NoError(t, err)
+	out := map[string]float64{}
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			out[labelValue(m, label)] = m.GetGauge().GetValue() + m.GetCounter().GetValue()
+		}
+	}
+	return out
 }
 
 func TestRestartCostsNoWrites(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -169,6 +170,19 @@ func TestTemplateLifecycle(t *testing.T) {
 		assert.Contains(t, condition(got, v1alpha1.ConditionReady), "True/Ready")
 		assert.NotNil(t, got.Status.LastReconcile)
 		assert.Equal(t, []string{"scheduler.opsnorth.io/cleanup"}, got.Finalizers)
+		require.Eventually(t, func() bool {
+			var evs eventsv1.EventList
+			if c.List(ctx, &evs, client.InNamespace(ns)) != nil {
+				return false
+			}
+			reasons := map[string]bool{}
+			for _, e := range evs.Items {
+				if e.Regarding.Name == "shop" && e.ReportingController == "opsnorth-scheduler-deployments" {
+					reasons[e.Reason] = true
+				}
+			}
+			return reasons["PhaseProvisioning"] && reasons["PhaseReady"]
+		}, wait, 200*time.Millisecond, "phase change events")
 	})
 
 	t.Run("converged re-reconcile writes nothing", func(t *testing.T) {

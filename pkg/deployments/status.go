@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -131,7 +132,8 @@ func (r *Reconciler) phaseChanged(old *v1alpha1.UserDeployment, s *scope) {
 	if s.status.Phase == v1alpha1.PhaseError {
 		eventType = "Warning"
 	}
-	r.recorder.Eventf(s.ud, nil, eventType, "Phase"+string(s.status.Phase), "Reconcile", "%s", note)
+	phase := string(s.status.Phase)
+	r.recorder.Eventf(s.ud, nil, eventType, "Phase"+strings.ToUpper(phase[:1])+phase[1:], "Reconcile", "%s", note)
 	if s.status.Phase == v1alpha1.PhaseReady {
 		since := old.CreationTimestamp.Time
 		if c := findCondition(old.Status.Conditions, v1alpha1.ConditionReady); c != nil && c.Status == metav1.ConditionFalse {

@@ -104,6 +104,17 @@ func CheckTier(ud *v1alpha1.UserDeployment, services []v1alpha1.TemplateService,
 		if r := Replicas(ud, svc); r != nil && *r > t.MaxReplicas {
 			return fmt.Errorf("service %s: %d replicas exceed the %s tier's maximum of %d", svc.Name, *r, ud.Spec.Tier, t.MaxReplicas)
 		}
+		if svc.Resources == nil {
+			continue
+		}
+		// The LimitRange would refuse the pods; say so on the deployment instead.
+		for _, set := range []*v1alpha1.ResourceAmounts{svc.Resources.Requests, svc.Resources.Limits} {
+			for name, q := range amounts(set) {
+				if ceiling, ok := t.Max[name]; ok && q.Cmp(ceiling) > 0 {
+					return fmt.Errorf("service %s: %s %s exceeds the %s tier's maximum of %s", svc.Name, name, q.String(), ud.Spec.Tier, ceiling.String())
+				}
+			}
+		}
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
@@ -98,6 +99,20 @@ func TestReplicasAndTier(t *testing.T) {
 
 func ptrTo(n int32) *int32 { return &n }
 
+func TestCheckTierResources(t *testing.T) {
+	svc := webApp().Spec.Services[0] // limits cpu unset, memory 512Mi
+	ud := makeUD("a").obj()
+	ud.Spec.Tier = "free"
+	assert.NoError(t, CheckTier(ud, []v1alpha1.TemplateService{svc}, tiers.Defaults()["pro"]))
+	free := tiers.Defaults()["free"] // max memory 1Gi, max replicas 2
+	big := *svc.DeepCopy()
+	big.Resources.Limits.Memory = ptrQ("2Gi")
+	assert.EqualError(t, CheckTier(ud, []v1alpha1.TemplateService{big}, free),
+		"service web: memory 2Gi exceeds the free tier's maximum of 1Gi")
+	big.Resources.Limits.Memory = ptrQ("1Gi")
+	assert.NoError(t, CheckTier(ud, []v1alpha1.TemplateService{big}, free), "equal to the maximum is allowed")
+}
+
 func TestHosts(t *testing.T) {
 	tmpl := webApp()
 	public := Hosts(makeUD("shop").template("web-app").obj(), tmpl.Spec.Services, "apps.example.com")
@@ -169,3 +184,5 @@ func TestChildren(t *testing.T) {
 		})
 	}
 }
+
+func ptrQ(s string) *resource.Quantity { q := resource.MustParse(s); return &q }
