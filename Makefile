@@ -58,3 +58,13 @@ test: ## Unit and integration tests (builds the control plane on first use).
 .PHONY: test-unit
 test-unit: ## Unit tests only (no control plane).
 	go test $(GO_TEST_FLAGS) -short ./...
+
+.PHONY: run
+run: ## Run the local cluster (etcd, apiserver, controllers, scheduler, kwok node) with the CRDs; Ctrl-C stops it. RUN_FLAGS='--keep --pod-delay=5s'.
+	scripts/controlplane.sh build all >/dev/null
+	go run ./scripts/localcluster $(RUN_FLAGS)
+
+.PHONY: test-e2e
+test-e2e: ## End-to-end tests on the local cluster, with the real Job, Deployment and garbage-collector controllers.
+	scripts/controlplane.sh build all >/dev/null
+	go test -tags e2e -count=1 -timeout 20m ./test/e2e/

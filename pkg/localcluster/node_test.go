@@ -1,0 +1,39 @@
+package localcluster
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	corev1 "k8s.io/api/core/v1"
+)
+
+func TestKwokNode(t *testing.T) {
+	n := kwokNode("kwok-node-7")
+	assert.Equal(t, "kwok-node-7", n.Name)
+	assert.Equal(t, "fake", n.Annotations["kwok.x-k8s.io/node"])
+	assert.Equal(t, "kwok-node-7", n.Labels["kubernetes.io/hostname"])
+	assert.Equal(t, "linux", n.Labels["kubernetes.io/os"])
+	assert.Empty(t, n.Spec.Taints, "every pod must schedule on the node")
+	assert.False(t, n.Spec.Unschedulable)
+}
+
+func TestNodeReady(t *testing.T) {
+	cond := func(typ corev1.NodeConditionType, st corev1.ConditionStatus) corev1.NodeCondition {
+		return corev1.NodeCondition{Type: typ, Status: st}
+	}
+	tests := []struct {
+		name  string
+		conds []corev1.NodeCondition
+		want  bool
+	}{
+		{"no conditions", nil, false},
+		{"ready", []corev1.NodeCondition{cond(corev1.NodeMemoryPressure, corev1.ConditionFalse), cond(corev1.NodeReady, corev1.ConditionTrue)}, true},
+		{"not ready", []corev1.NodeCondition{cond(corev1.NodeReady, corev1.ConditionFalse)}, false},
+		{"unknown", []corev1.NodeCondition{cond(corev1.NodeReady, corev1.ConditionUnknown)}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, nodeReady(&corev1.Node{Status: corev1.NodeStatus{Conditions: tt.conds}}))
+		})
+	}
+}
