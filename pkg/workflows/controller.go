@@ -23,7 +23,7 @@ import (
 
 // conflictRetry is how often a workflow blocked by a foreign AgentTask of
 // the same name looks again.
-const conflictRetry = 30 * time.Second
+const conflictRetry = 10 * time.Second
 
 // Reconciler runs Workflows as AgentTasks.
 type Reconciler struct {

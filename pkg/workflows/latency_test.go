@@ -186,3 +186,31 @@ func requests(t *testing.T, method string) float64 {
 	}
 	return total
 }
+
+// counter returns the value of a counter of the process's metrics registry
+// whose labels include the given name/value pairs; 0 when there is none.
+func counter(t *testing.T, name string, labelPairs ...string) float64 {
+	t.Helper()
+	families, err := metrics.Registry.Gather()
+	require.NoError(t, err)
+	total := 0.0
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+	metric:
+		for _, m := range f.GetMetric() {
+			have := map[string]string{}
+			for _, l := range m.GetLabel() {
+				have[l.GetName()] = l.GetValue()
+			}
+			for i := 0; i+1 < len(labelPairs); i += 2 {
+				if have[labelPairs[i]] != labelPairs[i+1] {
+					continue metric
+				}
+			}
+			total += m.GetCounter().GetValue()
+		}
+	}
+	return total
+}

@@ -10,10 +10,13 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
+	"opsnorth.io/scheduler/pkg/labels"
 	"opsnorth.io/scheduler/pkg/testenv"
+	"opsnorth.io/scheduler/pkg/workflows"
 )
 
 func TestRestartMidWorkflow(t *testing.T) {
@@ -131,4 +134,41 @@ func startGarbageCollector(t *testing.T) {
 			t.Logf("kube-controller-manager log:\n%s", out)
 		}
 	})
+}
+
+// TestForeignTaskNameConflict: a task with a step's deterministic name that
+// the workflow does not own (here a leftover of a deleted workflow of the
+// same name, not yet garbage collected) is never adopted; the workflow
+// reports Stalled until it is gone, then runs the step with a task of its own.
+func TestForeignTaskNameConflict(t *testing.T) {
+	k := newCluster(t)
+	name := workflows.TaskName("clash", "a", 0)
+	_, err := k.cs.SchedulerV1alpha1().AgentTasks(k.ns).Create(context.Background(), &v1alpha1.AgentTask{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{labels.Workflow: "clash", labels.Step: "a"},
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: "Workflow", Name: "clash", UID: "old-uid", Controller: new(true),
+			}}},
+		Spec: v1alpha1.AgentTaskSpec{TaskID: "foreign", UserID: "someone", Image: "other:1"},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	startManager(t, k.ns)
+	wf := k.create(stepWorkflow("clash", step("a", nil)))
+	require.Eventually(t, func() bool {
+		stalled := meta.FindStatusCondition(k.workflow("clash").Status.Conditions, v1alpha1.ConditionStalled)
+		return stalled != nil && stalled.Reason == workflows.ReasonTaskNameConflict
+	}, wait, 20*time.Millisecond)
+	assert.Equal(t, "AgentTask "+name+" exists and is not owned by this workflow; delete it to continue", k.workflow("clash").Status.Message)
+	foreign, err := k.cs.SchedulerV1alpha1().AgentTasks(k.ns).Get(context.Background(), name, metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, "old-uid", string(metav1.GetControllerOf(foreign).UID), "the foreign task is left alone")
+
+	require.NoError(t, k.cs.SchedulerV1alpha1().AgentTasks(k.ns).Delete(context.Background(), name, metav1.DeleteOptions{}))
+	var own *v1alpha1.AgentTask
+	require.Eventually(t, func() bool {
+		own, err = k.cs.SchedulerV1alpha1().AgentTasks(k.ns).Get(context.Background(), name, metav1.GetOptions{})
+		return err == nil && metav1.IsControlledBy(own, wf)
+	}, wait, 20*time.Millisecond, "the step starts once the name is free")
+	k.finish(own, v1alpha1.TaskSucceeded, nil)
+	done := k.waitWorkflow("clash", v1alpha1.WorkflowSucceeded)
+	assert.Nil(t, meta.FindStatusCondition(done.Status.Conditions, v1alpha1.ConditionStalled))
 }

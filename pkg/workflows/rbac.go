@@ -9,7 +9,7 @@ package workflows
 // key (never cached). Events: step and workflow lifecycle.
 //
 // +kubebuilder:rbac:groups=scheduler.opsnorth.io,resources=workflows,verbs=get;list;watch
-// +kubebuilder:rbac:groups=scheduler.opsnorth.io,resources=workflows/status,verbs=get;patch
+// +kubebuilder:rbac:groups=scheduler.opsnorth.io,resources=workflows/status,verbs=patch
 // +kubebuilder:rbac:groups=scheduler.opsnorth.io,resources=agenttasks,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups="",namespace=agent-tasks,resources=secrets,verbs=get

@@ -51,6 +51,8 @@ func (r *receiver) count() int {
 
 func TestSequentialOutputsAndWebhook(t *testing.T) {
 	k := newCluster(t)
+	startedBefore := counter(t, "opsnorth_workflows_started_total")
+	completedBefore := counter(t, "opsnorth_workflows_completed_total", "phase", "Succeeded", "reason", "Succeeded")
 	startManager(t, k.ns)
 	recv := &receiver{fail: 1}
 	srv := httptest.NewServer(recv)
@@ -134,6 +136,23 @@ func TestSequentialOutputsAndWebhook(t *testing.T) {
 	assert.Equal(t, created.UID, body.UID)
 	require.Len(t, body.Steps, 3)
 	assert.Equal(t, map[string]string{"summary": "short"}, body.Steps[1].Output)
+
+	// Events: each step's start and finish, and the workflow's end.
+	require.Eventually(t, func() bool {
+		list, err := k.kube.EventsV1().Events(k.ns).List(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			return false
+		}
+		reasons := map[string]int{}
+		for _, e := range list.Items {
+			if e.Regarding.Name == "seq" && e.Regarding.Kind == "Workflow" {
+				reasons[e.Reason]++
+			}
+		}
+		return assert.ObjectsAreEqual(map[string]int{"StepStarted": 3, "StepSucceeded": 3, "WorkflowSucceeded": 1}, reasons)
+	}, wait, 50*time.Millisecond, "events for step starts, finishes and the workflow's end")
+	assert.Equal(t, 1.0, counter(t, "opsnorth_workflows_started_total")-startedBefore)
+	assert.Equal(t, 1.0, counter(t, "opsnorth_workflows_completed_total", "phase", "Succeeded", "reason", "Succeeded")-completedBefore)
 
 	// Converged: nothing is written any more.
 	rv := delivered.ResourceVersion
