@@ -98,6 +98,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if s.wrote {
 		now := metav1.NewTime(r.now().Truncate(time.Second))
 		s.status.LastReconcile = &now
+		log.Info("changed children", "phase", s.status.Phase)
 	}
 	if err := r.writeStatus(ctx, cached, s); err != nil {
 		return result, errors.Join(runErr, err)

@@ -119,6 +119,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, old *v1alpha1.UserDeployme
 		return fmt.Errorf("write status: %w", err)
 	}
 	if old.Status.Phase != s.status.Phase {
+		ctrl.LoggerFrom(ctx).Info("phase changed", "from", old.Status.Phase, "to", s.status.Phase, "lastError", s.status.LastError)
 		r.phaseChanged(old, s)
 	}
 	return nil
