@@ -140,8 +140,12 @@ func (r *Reconciler) removeFinalizer(ctx context.Context, s *scope) (bool, error
 		return false, nil
 	}
 	ac := schedacv1alpha1.UserDeployment(s.ud.Name, s.ud.Namespace).WithUID(s.ud.UID)
-	if _, err := r.clientset.SchedulerV1alpha1().UserDeployments(s.ud.Namespace).Apply(ctx, ac,
-		metav1.ApplyOptions{FieldManager: r.owner, Force: true}); err != nil && !apierrors.IsNotFound(err) {
+	// The UID makes the apply fail rather than recreate an object that is
+	// already gone (a second reconcile racing the first's removal): a
+	// conflict or not-found means the job is done.
+	_, err := r.clientset.SchedulerV1alpha1().UserDeployments(s.ud.Namespace).Apply(ctx, ac,
+		metav1.ApplyOptions{FieldManager: r.owner, Force: true})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 		return false, fmt.Errorf("remove finalizer: %w", err)
 	}
 	s.gone = true
