@@ -3,10 +3,7 @@ package workflows_test
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"net/http"
 	"net/http/httptest"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,34 +17,6 @@ import (
 	"opsnorth.io/scheduler/pkg/webhook"
 	"opsnorth.io/scheduler/pkg/workflows"
 )
-
-// receiver records the webhook deliveries it gets and answers 503 to the
-// first `fail` of them.
-type receiver struct {
-	mu       sync.Mutex
-	fail     int
-	requests []*http.Request
-	bodies   [][]byte
-}
-
-func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	body, _ := io.ReadAll(req.Body)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.requests = append(r.requests, req)
-	r.bodies = append(r.bodies, body)
-	if len(r.requests) <= r.fail {
-		w.WriteHeader(http.StatusServiceUnavailable)
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
-}
-
-func (r *receiver) count() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return len(r.requests)
-}
 
 func TestSequentialOutputsAndWebhook(t *testing.T) {
 	k := newCluster(t)
