@@ -63,9 +63,25 @@ type Cluster struct {
 	layout layout
 	pki    *pki
 
+	started time.Time
+	phases  []Phase
+
 	mu      sync.Mutex
 	procs   []*Process
 	stopped bool
+}
+
+// Phase is a step of Start and when, counted from the start, it was done.
+type Phase struct {
+	Name string
+	At   time.Duration
+}
+
+// StartPhases tells where Start spent its time.
+func (c *Cluster) StartPhases() []Phase { return slices.Clone(c.phases) }
+
+func (c *Cluster) phaseDone(name string) {
+	c.phases = append(c.phases, Phase{Name: name, At: time.Since(c.started)})
 }
 
 // Start brings up etcd, kube-apiserver, kube-controller-manager,
@@ -90,6 +106,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 }
 
 func (c *Cluster) start(ctx context.Context) error {
+	c.started = time.Now()
 	var err error
 	if c.layout, err = newLayout(c.Dir); err != nil {
 		return err
@@ -114,10 +131,15 @@ func (c *Cluster) start(ctx context.Context) error {
 	if err := os.WriteFile(stagesPath, stages, 0o600); err != nil {
 		return fmt.Errorf("write kwok stages: %w", err)
 	}
+	c.phaseDone("pki, kubeconfigs, stages written")
 	if err := c.startControlPlane(ctx, stagesPath); err != nil {
 		return err
 	}
-	return c.createNode(ctx, NodeName)
+	if err := c.createNode(ctx, NodeName); err != nil {
+		return err
+	}
+	c.phaseDone("node " + NodeName + " Ready and untainted")
+	return nil
 }
 
 func (c *Cluster) startControlPlane(ctx context.Context, stagesPath string) error {
@@ -128,6 +150,7 @@ func (c *Cluster) startControlPlane(ctx context.Context, stagesPath string) erro
 	if err := waitHealthy(ctx, etcd, probe{URL: c.layout.EtcdURL() + "/health", Want: `"health":"true"`, Client: insecureClient()}); err != nil {
 		return err
 	}
+	c.phaseDone("etcd healthy")
 	apiserver, err := c.StartProcess("kube-apiserver", c.bin("kube-apiserver"), c.layout.apiServerArgs(), nil)
 	if err != nil {
 		return err
@@ -139,6 +162,7 @@ func (c *Cluster) startControlPlane(ctx context.Context, stagesPath string) erro
 	if err := waitHealthy(ctx, apiserver, probe{URL: c.layout.APIServerURL() + "/readyz", Want: "ok", Client: admin}); err != nil {
 		return err
 	}
+	c.phaseDone("kube-apiserver ready")
 	if err := c.connect(); err != nil {
 		return err
 	}
@@ -165,6 +189,7 @@ func (c *Cluster) startControlPlane(ctx context.Context, stagesPath string) erro
 		if err := waitHealthy(ctx, procs[i], probe{URL: url(scheme, l.port) + "/healthz", Want: "ok", Client: insecureClient()}); err != nil {
 			return err
 		}
+		c.phaseDone(l.name + " healthy")
 	}
 	return nil
 }
@@ -233,6 +258,14 @@ func (c *Cluster) Processes() []*Process {
 // LogDir is where each process writes <name>.log.
 func (c *Cluster) LogDir() string { return c.layout.path("logs") }
 
+// KeepOnStop makes Stop leave the state directory (logs, kubeconfigs) in
+// place, e.g. after a failed test, whatever Options.Keep said.
+func (c *Cluster) KeepOnStop() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.opts.Keep = true
+}
+
 // Stop stops every process in reverse start order (SIGTERM, then SIGKILL
 // after Options.StopTimeout) and removes the state directory unless
 // Options.Keep. It is safe to call more than once.
@@ -244,6 +277,7 @@ func (c *Cluster) Stop() error {
 	}
 	c.stopped = true
 	procs := slices.Clone(c.procs)
+	keep := c.opts.Keep
 	c.mu.Unlock()
 	var errs []error
 	for _, p := range slices.Backward(procs) {
@@ -251,7 +285,7 @@ func (c *Cluster) Stop() error {
 			errs = append(errs, err)
 		}
 	}
-	if !c.opts.Keep && c.Dir != "" {
+	if !keep && c.Dir != "" {
 		if err := os.RemoveAll(c.Dir); err != nil {
 			errs = append(errs, fmt.Errorf("remove %s: %w", c.Dir, err))
 		}

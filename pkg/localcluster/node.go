@@ -35,8 +35,13 @@ func kwokNode(name string) *corev1.Node {
 	}
 }
 
-// nodeReady reports whether the node's Ready condition is True.
-func nodeReady(n *corev1.Node) bool {
+// nodeUsable reports whether pods can run on the node: Ready, schedulable,
+// and without taints (the node lifecycle controller taints a new node
+// not-ready until it sees it Ready, a moment after kwok made it so).
+func nodeUsable(n *corev1.Node) bool {
+	if n.Spec.Unschedulable || len(n.Spec.Taints) > 0 {
+		return false
+	}
 	for _, c := range n.Status.Conditions {
 		if c.Type == corev1.NodeReady {
 			return c.Status == corev1.ConditionTrue
@@ -45,17 +50,17 @@ func nodeReady(n *corev1.Node) bool {
 	return false
 }
 
-// createNode creates the kwok node if it does not exist and waits until it is Ready.
+// createNode creates the kwok node if it does not exist and waits until pods can run on it.
 func (c *Cluster) createNode(ctx context.Context, name string) error {
 	nodes := c.Clientset.CoreV1().Nodes()
 	if _, err := nodes.Create(ctx, kwokNode(name), metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("create node %s: %w", name, err)
 	}
-	return poll(ctx, "node "+name+" Ready", func(ctx context.Context) (bool, error) {
+	return poll(ctx, "node "+name+" Ready and untainted", func(ctx context.Context) (bool, error) {
 		n, err := nodes.Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, fmt.Errorf("get node %s: %w", name, err)
 		}
-		return nodeReady(n), nil
+		return nodeUsable(n), nil
 	})
 }

@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -30,6 +31,7 @@ func deployment(namespace, name string, replicas int32) *appsv1.Deployment {
 func TestDeploymentAvailableThenCollected(t *testing.T) {
 	c := requireCluster(t)
 	ns := newNamespace(t, c)
+	created := time.Now()
 	_, err := c.Clientset.AppsV1().Deployments(ns).Create(t.Context(), deployment(ns, "web", 2), metav1.CreateOptions{})
 	require.NoError(t, err)
 
@@ -45,6 +47,7 @@ func TestDeploymentAvailableThenCollected(t *testing.T) {
 		}
 		return false
 	}, timeout, tick, "deployment web never Available with 2 replicas")
+	t.Logf("Deployment create → Available (2 replicas): %s", time.Since(created).Round(time.Millisecond))
 
 	pods, err := c.Clientset.CoreV1().Pods(ns).List(t.Context(), metav1.ListOptions{LabelSelector: "app=web"})
 	require.NoError(t, err)
@@ -56,6 +59,7 @@ func TestDeploymentAvailableThenCollected(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, rss.Items, 1)
 
+	deleted := time.Now()
 	require.NoError(t, c.Clientset.AppsV1().Deployments(ns).Delete(t.Context(), "web", metav1.DeleteOptions{}))
 	require.Eventually(t, func() bool {
 		rss, err := c.Clientset.AppsV1().ReplicaSets(ns).List(t.Context(), metav1.ListOptions{})
@@ -65,4 +69,5 @@ func TestDeploymentAvailableThenCollected(t *testing.T) {
 		pods, err := c.Clientset.CoreV1().Pods(ns).List(t.Context(), metav1.ListOptions{})
 		return err == nil && len(pods.Items) == 0
 	}, timeout, tick, "the garbage collector removes the ReplicaSet and its pods")
+	t.Logf("Deployment delete → ReplicaSet and pods gone: %s", time.Since(deleted).Round(time.Millisecond))
 }

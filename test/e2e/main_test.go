@@ -37,7 +37,7 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	start := time.Now()
-	c, err := localcluster.Start(context.Background(), localcluster.Options{Keep: os.Getenv("E2E_KEEP") != ""})
+	c, err := localcluster.Start(context.Background(), localcluster.Options{})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "e2e: start local cluster: %v\n", err)
 		return 1
@@ -60,6 +60,10 @@ func runMain(m *testing.M) int {
 		}
 		return m.Run()
 	}()
+	if code != 0 || os.Getenv("E2E_KEEP") != "" {
+		c.KeepOnStop()
+		fmt.Fprintf(os.Stderr, "e2e: the cluster's state stays in %s (component logs in %s)\n", c.Dir, c.LogDir())
+	}
 	pids := make(map[string]int)
 	for _, p := range c.Processes() {
 		pids[p.Name] = p.PID()
