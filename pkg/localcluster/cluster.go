@@ -169,15 +169,18 @@ func (c *Cluster) startControlPlane(ctx context.Context, stagesPath string) erro
 	loops := []struct {
 		name string
 		args []string
+		env  []string
 		port int
 	}{
-		{"kube-controller-manager", c.layout.controllerManagerArgs(), c.layout.Ports.ControllerManager},
-		{"kube-scheduler", c.layout.schedulerArgs(), c.layout.Ports.Scheduler},
-		{"kwok", c.layout.kwokArgs(stagesPath), c.layout.Ports.Kwok},
+		{"kube-controller-manager", c.layout.controllerManagerArgs(), nil, c.layout.Ports.ControllerManager},
+		{"kube-scheduler", c.layout.schedulerArgs(), nil, c.layout.Ports.Scheduler},
+		// kwok also loads ~/.kwok/kwok.yaml when it exists: a home of its own
+		// keeps a developer's kwokctl configuration out of this cluster.
+		{"kwok", c.layout.kwokArgs(stagesPath), []string{"HOME=" + c.layout.path("kwok")}, c.layout.Ports.Kwok},
 	}
 	procs := make([]*Process, len(loops))
 	for i, l := range loops {
-		if procs[i], err = c.StartProcess(l.name, c.bin(l.name), l.args, nil); err != nil {
+		if procs[i], err = c.StartProcess(l.name, c.bin(l.name), l.args, l.env); err != nil {
 			return err
 		}
 	}
