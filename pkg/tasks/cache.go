@@ -6,6 +6,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 )
 
 // podJobIndex indexes cached pods by the name of the Job that controls them.
@@ -21,6 +23,25 @@ func CacheByObject() map[client.Object]cache.ByObject {
 		&batchv1.Job{}: {Label: sel, Transform: trimJob},
 		&corev1.Pod{}:  {Label: sel, Transform: trimPod},
 	}
+}
+
+// lastApplied is kubectl's copy of the whole applied object.
+const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
+
+// trimTask drops what the controller never reads from cached AgentTasks:
+// managed fields, kubectl's last-applied copy and, once the task is terminal
+// and its Job will never be built again, its input, command and args.
+func trimTask(obj any) (any, error) {
+	task, ok := obj.(*v1alpha1.AgentTask)
+	if !ok {
+		return obj, nil
+	}
+	task.ManagedFields = nil
+	delete(task.Annotations, lastApplied)
+	if task.Status.Phase.IsTerminal() {
+		task.Spec.Input, task.Spec.Command, task.Spec.Args = nil, nil, nil
+	}
+	return task, nil
 }
 
 // trimJob keeps a Job's identity, labels, owners and status.

@@ -93,9 +93,7 @@ func Setup(ctx context.Context, d Deps, cfg Config) error {
 	for _, f := range d.Factories {
 		tasks := f.Scheduler().V1alpha1().AgentTasks()
 		inf := tasks.Informer()
-		// AgentTasks are read whole (the spec builds the Job) but their
-		// managedFields never are.
-		if err := inf.SetTransform(stripManagedFields); err != nil {
+		if err := inf.SetTransform(trimTask); err != nil {
 			return fmt.Errorf("set agenttask informer transform: %w", err)
 		}
 		r.listers = append(r.listers, tasks.Lister())
@@ -105,13 +103,6 @@ func Setup(ctx context.Context, d Deps, cfg Config) error {
 		return fmt.Errorf("build %s controller: %w", ControllerName, err)
 	}
 	return nil
-}
-
-func stripManagedFields(obj any) (any, error) {
-	if o, ok := obj.(metav1.Object); ok {
-		o.SetManagedFields(nil)
-	}
-	return obj, nil
 }
 
 // jobTask maps a Job to the AgentTask that controls it.

@@ -76,10 +76,20 @@ func (f roundTripperFunc) RoundTrip(req *http.Request) (*http.Response, error) {
 // nil, sees every request of the manager.
 func startManager(t *testing.T, namespace string, cfg tasks.Config, counter *writeCounter) (stop func()) {
 	t.Helper()
+	var wrap func(http.RoundTripper) http.RoundTripper
+	if counter != nil {
+		wrap = counter.wrap
+	}
+	return startManagerWith(t, namespace, cfg, wrap)
+}
+
+// startManagerWith is startManager with any wrapper of the manager's transport.
+func startManagerWith(t *testing.T, namespace string, cfg tasks.Config, wrap func(http.RoundTripper) http.RoundTripper) (stop func()) {
+	t.Helper()
 	env := testenv.Require(t)
 	restCfg := rest.CopyConfig(env.Config)
-	if counter != nil {
-		restCfg.Wrap(counter.wrap)
+	if wrap != nil {
+		restCfg.Wrap(wrap)
 	}
 	mgr, err := ctrl.NewManager(restCfg, ctrl.Options{
 		Scheme: scheme,

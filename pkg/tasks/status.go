@@ -74,15 +74,17 @@ func observe(st *v1alpha1.AgentTaskStatus, task *v1alpha1.AgentTask, obs Observa
 	if obs.Job != nil {
 		st.JobName = obs.Job.Name
 	}
-	if obs.Pod != nil {
+	out := decide(task, st, obs)
+	if out.phase == v1alpha1.TaskPending && st.Phase == v1alpha1.TaskRunning {
+		out.phase, out.message = v1alpha1.TaskRunning, st.Message
+	}
+	// The pod is recorded once it ran: a pending pod's name is not worth a
+	// status write of its own (each write counts against the task's budget).
+	if obs.Pod != nil && out.phase != v1alpha1.TaskPending {
 		st.PodName = obs.Pod.Name
 		if st.StartTime == nil {
 			st.StartTime = startTime(obs.Pod)
 		}
-	}
-	out := decide(task, st, obs)
-	if out.phase == v1alpha1.TaskPending && st.Phase == v1alpha1.TaskRunning {
-		out.phase, out.message = v1alpha1.TaskRunning, st.Message
 	}
 	st.Phase, st.Reason, st.Message = out.phase, out.reason, out.message
 	if !out.phase.IsTerminal() {

@@ -58,8 +58,8 @@ func TestComputeStatus(t *testing.T) {
 	}{
 		{name: "job created, no pod", obs: Observation{Job: job()}, want: v1alpha1.AgentTaskStatus{
 			Phase: v1alpha1.TaskPending, JobName: "summarise", Message: "Job summarise created; waiting for its pod to run"}},
-		{name: "pod pending", obs: Observation{Job: job(), Pod: pod(corev1.PodPending, corev1.ContainerState{})}, want: v1alpha1.AgentTaskStatus{
-			Phase: v1alpha1.TaskPending, JobName: "summarise", PodName: "summarise-abcde", Message: "Job summarise created; waiting for its pod to run"}},
+		{name: "pod pending: not recorded until it runs", obs: Observation{Job: job(), Pod: pod(corev1.PodPending, corev1.ContainerState{})}, want: v1alpha1.AgentTaskStatus{
+			Phase: v1alpha1.TaskPending, JobName: "summarise", Message: "Job summarise created; waiting for its pod to run"}},
 		{name: "pod running", obs: Observation{Job: job(), Pod: pod(corev1.PodRunning, running())}, want: runningStatus},
 		{name: "running never goes back to pending", old: runningStatus,
 			obs: Observation{Job: job(), Pod: pod(corev1.PodPending, corev1.ContainerState{})}, want: runningStatus},

@@ -137,6 +137,26 @@ func TestWebhook(t *testing.T) {
 	assert.Empty(t, reqs[0].Header.Get(webhook.HeaderSignature), "no secret, no signature")
 	assert.GreaterOrEqual(t, up.Status.Webhook.Attempts, down.Status.Webhook.Attempts+2)
 
+	// A signing secret that does not exist yet: the attempt fails without a
+	// request; once the secret exists the delivery goes out, signed.
+	late := newReceiver(t, nil)
+	k.createTask("late-secret", func(at *v1alpha1.AgentTask) {
+		at.Spec.WebhookURL = late.URL
+		at.Spec.WebhookSecretRef = &v1alpha1.SecretKeyReference{Name: "late", Key: "token"}
+	})
+	k.succeed("late-secret", "")
+	missing := k.waitWebhook("late-secret", func(d *v1alpha1.WebhookDelivery) bool { return d.Attempts >= 1 })
+	assert.Contains(t, missing.Status.Webhook.LastError, `read webhook secret tasks-webhook/late`)
+	reqs, _ = late.requests()
+	assert.Empty(t, reqs)
+	require.NoError(t, k.c.Create(t.Context(), &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "late", Namespace: k.ns}, Data: map[string][]byte{"token": []byte("later")},
+	}))
+	k.waitWebhook("late-secret", func(d *v1alpha1.WebhookDelivery) bool { return d.Delivered })
+	reqs, bodies = late.requests()
+	require.Len(t, reqs, 1)
+	assert.True(t, webhook.Verify([]byte("later"), bodies[0], reqs[0].Header.Get(webhook.HeaderSignature)))
+
 	// A running task is converged too.
 	k.createTask("idle")
 	k.runPod(k.job("idle"), time.Now())
@@ -147,7 +167,7 @@ func TestWebhook(t *testing.T) {
 	counter := &writeCounter{}
 	reconciled := reconcileCount(t)
 	startManager(t, k.ns, testConfig(t, true), counter)
-	require.Eventually(t, func() bool { return reconcileCount(t)-reconciled >= 3 }, wait, 50*time.Millisecond)
+	require.Eventually(t, func() bool { return reconcileCount(t)-reconciled >= 4 }, wait, 50*time.Millisecond)
 	time.Sleep(2 * time.Second)
 	assert.Zero(t, counter.writes.Load(), "writes by a manager over converged tasks")
 	// An unrelated change (by the test's own, uncounted client) reconciles the

@@ -12,6 +12,7 @@
 //     the controller when to come back), never by sleeping in Reconcile;
 //   - no redirects, a per-attempt timeout, the response body is discarded;
 //   - an SSRF guard refuses, at dial time and on the resolved address,
-//     loopback, link-local, private, CGNAT, unspecified and multicast
-//     addresses unless an allowed CIDR lists them.
+//     loopback, link-local, private, CGNAT, unspecified, this-network (0/8)
+//     and multicast addresses, and NAT64 addresses (64:ff9b::/96) that embed
+//     one of them, unless an allowed CIDR lists them.
 package webhook

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -40,6 +41,10 @@ func TestGuardCheck(t *testing.T) {
 		{"100.64.0.1", Guard{}, true},
 		{"0.0.0.0", Guard{}, true},
 		{"224.0.0.1", Guard{}, true},
+		{"0.1.2.3", Guard{}, true},
+		{"64:ff9b::7f00:1", Guard{}, true},
+		{"64:ff9b::a9fe:a9fe", Guard{}, true},
+		{"64:ff9b::5db8:d822", Guard{}, false},
 		{"10.1.2.3", Guard{Allowed: allowed}, false},
 		{"10.2.0.1", Guard{Allowed: allowed}, true},
 		{"127.0.0.1", Guard{Allowed: allowed}, false},
@@ -56,11 +61,15 @@ func TestGuardCheck(t *testing.T) {
 }
 
 func TestParseCIDRs(t *testing.T) {
-	got, err := ParseCIDRs([]string{"10.1.2.3/16", "::1", "192.168.0.1"})
+	got, err := ParseCIDRs([]string{"10.1.2.3/16", "::1", "192.168.0.1", "::ffff:10.9.0.0/112"})
 	require.NoError(t, err)
 	assert.Equal(t, []netip.Prefix{
 		netip.MustParsePrefix("10.1.0.0/16"), netip.MustParsePrefix("::1/128"), netip.MustParsePrefix("192.168.0.1/32"),
+		netip.MustParsePrefix("10.9.0.0/16"),
 	}, got)
+	assert.NoError(t, Guard{Allowed: got}.Check(netip.MustParseAddr("10.9.1.1")), "a mapped entry allows the IPv4 address")
+	_, err = ParseCIDRs([]string{"::ffff:0:0/80"})
+	assert.ErrorContains(t, err, "96 bits")
 	_, err = ParseCIDRs([]string{"example.com"})
 	assert.ErrorContains(t, err, `"example.com"`)
 }
@@ -116,10 +125,20 @@ func TestRecordTruncatesOnRuneBoundary(t *testing.T) {
 }
 
 func TestSender(t *testing.T) {
-	var got *http.Request
-	var body []byte
+	var (
+		mu       sync.Mutex
+		lastReq  *http.Request
+		lastBody []byte
+	)
+	last := func() (*http.Request, []byte) {
+		mu.Lock()
+		defer mu.Unlock()
+		return lastReq, lastBody
+	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got, body = r, must(io.ReadAll(r.Body))
+		mu.Lock()
+		lastReq, lastBody = r.Clone(context.Background()), must(io.ReadAll(r.Body))
+		mu.Unlock()
 		switch r.URL.Path {
 		case "/redirect":
 			http.Redirect(w, r, "/ok", http.StatusFound)
@@ -137,6 +156,7 @@ func TestSender(t *testing.T) {
 	res := s.Send(context.Background(), req)
 	require.True(t, res.Delivered(), "%v", res.Err)
 	assert.Equal(t, 200, res.StatusCode)
+	got, body := last()
 	assert.Equal(t, http.MethodPost, got.Method)
 	assert.Equal(t, `{"a":"b"}`, string(body))
 	assert.Equal(t, "uid/completion", got.Header.Get(HeaderIdempotencyKey))
@@ -149,6 +169,7 @@ func TestSender(t *testing.T) {
 	res = s.Send(context.Background(), req)
 	assert.False(t, res.Delivered(), "redirects are not followed")
 	assert.Equal(t, http.StatusFound, res.StatusCode)
+	got, _ = last()
 	assert.Equal(t, "/redirect", got.URL.Path)
 
 	req.URL = srv.URL + "/fail"
@@ -162,12 +183,14 @@ func TestSender(t *testing.T) {
 	assert.Error(t, res.Err)
 	assert.Less(t, time.Since(start), 1900*time.Millisecond, "per-attempt timeout")
 
+	time.Sleep(1500 * time.Millisecond) // let the slow handler finish
+	before, _ := last()
 	req.URL = srv.URL + "/ok"
-	got = nil
 	res = NewSender(Guard{}, time.Second, "test/1").Send(context.Background(), req)
 	assert.ErrorIs(t, res.Err, ErrAddressRefused)
 	assert.Zero(t, res.StatusCode)
-	assert.Nil(t, got, "a refused address is never connected to")
+	after, _ := last()
+	assert.Same(t, before, after, "a refused address is never connected to")
 
 	req.URL = strings.Replace(srv.URL, "127.0.0.1", "localhost", 1) + "/ok"
 	res = NewSender(Guard{}, time.Second, "test/1").Send(context.Background(), req)

@@ -1,0 +1,127 @@
+package tasks
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
+)
+
+func TestTrimTask(t *testing.T) {
+	running := fullTask()
+	running.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}
+	running.Annotations = map[string]string{lastApplied: "{...}", "keep": "me"}
+	running.Status.Phase = v1alpha1.TaskRunning
+	out, err := trimTask(running.DeepCopy())
+	require.NoError(t, err)
+	got := out.(*v1alpha1.AgentTask)
+	assert.Nil(t, got.ManagedFields)
+	assert.Equal(t, map[string]string{"keep": "me"}, got.Annotations)
+	assert.Equal(t, running.Spec, got.Spec, "a task that may still need its Job keeps its whole spec")
+
+	done := running.DeepCopy()
+	done.Status.Phase = v1alpha1.TaskSucceeded
+	done.Spec.WebhookURL = "https://example.com/hook"
+	out, err = trimTask(done.DeepCopy())
+	require.NoError(t, err)
+	got = out.(*v1alpha1.AgentTask)
+	assert.Nil(t, got.Spec.Input)
+	assert.Nil(t, got.Spec.Command)
+	assert.Nil(t, got.Spec.Args)
+	assert.Equal(t, done.Spec.WebhookURL, got.Spec.WebhookURL, "the webhook still needs its URL")
+	assert.Equal(t, done.Spec.TaskID, got.Spec.TaskID)
+}
+
+func TestTrimJob(t *testing.T) {
+	full := BuildJob(fullTask(), DefaultConfig())
+	full.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "x"}}
+	full.Status.Conditions = []batchv1.JobCondition{cond(batchv1.JobComplete, "CompletionsReached")}
+	out, err := trimJob(full.DeepCopy())
+	require.NoError(t, err)
+	job := out.(*batchv1.Job)
+	assert.Empty(t, job.Spec.Template.Spec.Containers, "the pod template (and the task's input) is not cached")
+	assert.Nil(t, job.ManagedFields)
+	assert.Equal(t, full.OwnerReferences, job.OwnerReferences)
+	assert.Equal(t, full.Labels, job.Labels)
+	assert.Equal(t, full.Status, job.Status)
+}
+
+func TestTrimPod(t *testing.T) {
+	p := pod(corev1.PodRunning, running())
+	p.Spec = BuildJob(fullTask(), DefaultConfig()).Spec.Template.Spec
+	p.Status.Conditions = []corev1.PodCondition{
+		{Type: corev1.PodReady, Status: corev1.ConditionTrue},
+		{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: "PreemptionByScheduler"},
+	}
+	p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, corev1.ContainerStatus{Name: "sidecar"})
+	p.Status.ContainerStatuses[0].Image = "ghcr.io/acme/agent:1.2"
+	out, err := trimPod(p.DeepCopy())
+	require.NoError(t, err)
+	got := out.(*corev1.Pod)
+	assert.Equal(t, corev1.PodSpec{}, got.Spec)
+	assert.Equal(t, []corev1.PodCondition{p.Status.Conditions[1]}, got.Status.Conditions)
+	assert.Equal(t, []corev1.ContainerStatus{{Name: ContainerName, State: running()}}, got.Status.ContainerStatuses)
+	assert.Equal(t, corev1.PodRunning, got.Status.Phase)
+	// Everything the status is computed from survives the trim.
+	task := fullTask()
+	job := job()
+	want, trimmed := ComputeStatus(task, Observation{Job: job, Pod: p, Now: now}), ComputeStatus(task, Observation{Job: job, Pod: got, Now: now})
+	want.Conditions, trimmed.Conditions = nil, nil
+	assert.Equal(t, want, trimmed)
+	assert.Equal(t, ReasonEvicted, trimmed.Reason)
+}
+
+func TestNewestPod(t *testing.T) {
+	mk := func(name string, age time.Duration, deleting bool) corev1.Pod {
+		p := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, CreationTimestamp: metav1.NewTime(t0.Add(-age))}}
+		if deleting {
+			p.DeletionTimestamp = ptr.To(metav1.NewTime(t0))
+		}
+		return p
+	}
+	assert.Nil(t, newestPod(nil))
+	assert.Equal(t, "new", newestPod([]corev1.Pod{mk("old", time.Hour, false), mk("new", time.Minute, false)}).Name)
+	assert.Equal(t, "old", newestPod([]corev1.Pod{mk("old", time.Hour, false), mk("new", time.Minute, true)}).Name)
+	assert.Equal(t, "new", newestPod([]corev1.Pod{mk("old", time.Hour, true), mk("new", time.Minute, true)}).Name)
+}
+
+func TestPodJobName(t *testing.T) {
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{OwnerReferences: []metav1.OwnerReference{
+		{APIVersion: "v1", Kind: "Node", Name: "n"},
+		{APIVersion: "batch/v1", Kind: "Job", Name: "summarise", Controller: ptr.To(true)},
+	}}}
+	assert.Equal(t, []string{"summarise"}, podJobName(p))
+	assert.Nil(t, podJobName(&corev1.Pod{}))
+}
+
+func TestPayload(t *testing.T) {
+	task := fullTask()
+	task.Status = v1alpha1.AgentTaskStatus{
+		Phase: v1alpha1.TaskFailed, Reason: "Error", Message: "the agent exited with code 3 (Error)",
+		Output: map[string]string{"b": "2", "a": "1"}, ExitCode: ptr.To[int32](3),
+		StartTime: at(0), CompletionTime: at(time.Minute),
+		Webhook: &v1alpha1.WebhookDelivery{Attempts: 4},
+	}
+	body, err := BuildPayload(task)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{
+		"name":"summarise","namespace":"agent-tasks","uid":"uid-1","taskId":"t-1","userId":"u-1",
+		"phase":"Failed","reason":"Error","message":"the agent exited with code 3 (Error)",
+		"output":{"a":"1","b":"2"},"exitCode":3,
+		"startTime":"2026-01-02T03:04:05Z","completionTime":"2026-01-02T03:05:05Z"}`, string(body))
+	again, err := BuildPayload(task)
+	require.NoError(t, err)
+	assert.Equal(t, body, again, "every attempt sends the same bytes")
+	var decoded map[string]any
+	require.NoError(t, json.Unmarshal(body, &decoded))
+	assert.NotContains(t, decoded, "webhook", "delivery state is not part of the body")
+	assert.Equal(t, "uid-1/completion", IdempotencyKey(task))
+}

@@ -1,0 +1,140 @@
+package tasks_test
+
+import (
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
+	"opsnorth.io/scheduler/pkg/tasks"
+)
+
+// requestLog records the manager's successful writes as "METHOD path".
+type requestLog struct {
+	mu     sync.Mutex
+	writes []string
+}
+
+func (l *requestLog) wrap(rt http.RoundTripper) http.RoundTripper {
+	return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
+		resp, err := rt.RoundTrip(req)
+		if err == nil && req.Method != http.MethodGet && resp.StatusCode/100 == 2 {
+			l.mu.Lock()
+			l.writes = append(l.writes, req.Method+" "+req.URL.Path)
+			l.mu.Unlock()
+		}
+		return resp, err
+	})
+}
+
+// count returns the writes whose path contains each of parts.
+func (l *requestLog) count(method string, parts ...string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+next:
+	for _, w := range l.writes {
+		if !strings.HasPrefix(w, method+" ") {
+			continue
+		}
+		for _, p := range parts {
+			if !strings.Contains(w, p) {
+				continue next
+			}
+		}
+		n++
+	}
+	return n
+}
+
+// TestWritesPerLifecycle counts the manager's writes for one task with a
+// webhook, from creation to delivered, and the events it reports.
+func TestWritesPerLifecycle(t *testing.T) {
+	k := newCluster(t, "tasks-writes")
+	log := &requestLog{}
+	startManagerWith(t, k.ns, testConfig(t, true), log.wrap)
+	rcv := newReceiver(t, nil)
+	k.createTask("counted", func(at *v1alpha1.AgentTask) { at.Spec.WebhookURL = rcv.URL })
+	job := k.job("counted")
+	k.waitPhase("counted", v1alpha1.TaskPending)
+	pod := k.runPod(job, time.Now())
+	k.waitPhase("counted", v1alpha1.TaskRunning)
+	k.terminatePod(pod, 0, "ok")
+	k.completeJob(job, time.Now())
+	k.waitWebhook("counted", func(d *v1alpha1.WebhookDelivery) bool { return d.Delivered })
+	time.Sleep(2 * time.Second)
+
+	assert.Equal(t, 1, log.count(http.MethodPost, "/jobs"), "one Job create")
+	assert.Equal(t, 4, log.count(http.MethodPatch, "/agenttasks/counted/status"),
+		"status writes: Pending, Running, Succeeded, webhook delivered")
+	t.Logf("writes: %d Job, %d status, %d event", log.count(http.MethodPost, "/jobs"),
+		log.count(http.MethodPatch, "/agenttasks/"), log.count(http.MethodPost, "/events")+log.count(http.MethodPatch, "/events"))
+
+	reasons := func() []string {
+		list := &eventsv1.EventList{}
+		require.NoError(t, k.c.List(t.Context(), list, client.InNamespace(k.ns)))
+		var out []string
+		for _, e := range list.Items {
+			if e.Regarding.Name == "counted" && e.Regarding.Kind == "AgentTask" {
+				out = append(out, e.Reason)
+			}
+		}
+		return out
+	}
+	require.Eventually(t, func() bool { return len(reasons()) == 4 }, wait, 100*time.Millisecond, "events: %v", reasons())
+	assert.ElementsMatch(t, []string{"Pending", "Running", "Succeeded", "WebhookDelivered"}, reasons())
+}
+
+// TestExistingJob: a Job of the task's name that the cache does not show is
+// found through the API server's AlreadyExists and adopted when the task owns
+// it; one the task does not own fails the task and is left alone.
+func TestExistingJob(t *testing.T) {
+	k := newCluster(t, "tasks-existing")
+	created := testutil.ToFloat64(tasks.CreatedTotal)
+	mine := k.createTask("hidden")
+	// No manager yet: as if a previous leader created the Job and crashed
+	// before recording it. Without the manager's labels the cache never sees it.
+	hidden := bareJob(k.ns, "hidden")
+	hidden.OwnerReferences = []metav1.OwnerReference{{APIVersion: "scheduler.opsnorth.io/v1alpha1", Kind: "AgentTask",
+		Name: "hidden", UID: mine.UID, Controller: ptr.To(true)}}
+	require.NoError(t, k.c.Create(t.Context(), hidden))
+	foreign := bareJob(k.ns, "taken")
+	require.NoError(t, k.c.Create(t.Context(), foreign))
+	startManager(t, k.ns, testConfig(t, false), nil)
+
+	task := k.waitPhase("hidden", v1alpha1.TaskPending)
+	assert.Equal(t, "hidden", task.Status.JobName)
+	k.createTask("taken")
+	failed := k.waitPhase("taken", v1alpha1.TaskFailed)
+	assert.Equal(t, tasks.ReasonJobConflict, failed.Status.Reason)
+	assert.Equal(t, "Job taken already exists and is not owned by this AgentTask; delete it or rename the task", failed.Status.Message)
+	assert.Zero(t, testutil.ToFloat64(tasks.CreatedTotal)-created, "no Job was created")
+	for _, want := range []*batchv1.Job{hidden, foreign} {
+		got := &batchv1.Job{}
+		require.NoError(t, k.c.Get(t.Context(), client.ObjectKeyFromObject(want), got))
+		assert.Equal(t, want.UID, got.UID)
+		assert.Equal(t, want.Generation, got.Generation, "the Job was not modified")
+	}
+}
+
+func bareJob(namespace, name string) *batchv1.Job {
+	return &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
+		Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+			RestartPolicy: corev1.RestartPolicyNever,
+			Containers:    []corev1.Container{{Name: "c", Image: "busybox"}},
+		}}},
+	}
+}
