@@ -90,7 +90,7 @@ func TestTemplateLifecycle(t *testing.T) {
 	c := newClient(t)
 	ctx := context.Background()
 	ns := newNamespace(t, c)
-	mgr := deploytest.Start(t, testenv.Require(t).Config, ns)
+	mgr := deploytest.Start(t, managerConfig(t, c), ns)
 	user := userID("alice")
 	userNS := "user-" + user
 	tmplName := "web-" + ns
