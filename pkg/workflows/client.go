@@ -40,12 +40,22 @@ func (r *Reconciler) observe(ctx context.Context, wf *v1alpha1.Workflow) (*obser
 	}
 	obs.tasks = tasks
 	// A task the status recorded but the cache lacks was either created a
-	// moment ago (the cache lags) or deleted: only the API server can tell.
+	// moment ago (the cache lags) or deleted. A create of this manager whose
+	// deletion was not seen yet answers it; otherwise only the API server can.
 	for _, s := range wf.Status.StepStatuses {
-		if s.Attempts == 0 || obs.tasks[TaskName(wf.Name, s.Name, s.Attempts-1)] != nil {
+		if s.Attempts == 0 {
 			continue
 		}
 		name := TaskName(wf.Name, s.Name, s.Attempts-1)
+		key := k8sName(wf.Namespace, name)
+		if obs.tasks[name] != nil {
+			r.created.Delete(key)
+			continue
+		}
+		if c, ok := r.created.Load(key); ok {
+			obs.tasks[name] = c.(*v1alpha1.AgentTask)
+			continue
+		}
 		t, err := r.client.SchedulerV1alpha1().AgentTasks(wf.Namespace).Get(ctx, name, getOptions)
 		switch {
 		case apierrors.IsNotFound(err):

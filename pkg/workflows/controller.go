@@ -43,6 +43,9 @@ type Reconciler struct {
 	// are made on the written object (the API server's answer) instead of the
 	// stale cached one. This is what keeps a step hop to one write.
 	written sync.Map
+	// created holds the tasks this manager created that its cache may not
+	// hold yet, by namespace/name, until the cache has them or they are deleted.
+	created sync.Map
 }
 
 // Reconcile brings one Workflow forward: fetch → validate → observe its tasks
@@ -153,6 +156,7 @@ func (r *Reconciler) startSteps(ctx context.Context, obs *observation, p plan) (
 			return "", fmt.Errorf("create AgentTask %s for step %q: %w", task.Name, wf.Spec.Steps[s.step].Name, err)
 		}
 		obs.withTask(created)
+		r.created.Store(k8sName(created.Namespace, created.Name), created)
 		logf.FromContext(ctx).V(1).Info("started step", "step", wf.Spec.Steps[s.step].Name, "attempt", s.attempt, "task", created.Name)
 		if s.attempt == 0 {
 			r.hops.observeHop(obs, p.status.StepStatuses, s.step, r.now())

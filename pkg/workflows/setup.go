@@ -85,7 +85,7 @@ func Setup(_ context.Context, deps *manager.Deps, cfg Config) error {
 	for _, ns := range factoryNamespaces(cfg.Namespaces) {
 		b = b.WatchesRawSource(&source.Informer{
 			Informer: taskFactories(ns).Scheduler().V1alpha1().AgentTasks().Informer(),
-			Handler:  taskHandler(r.hops),
+			Handler:  taskHandler(r),
 		})
 	}
 	if err := b.Complete(r); err != nil {
@@ -130,9 +130,11 @@ func taskInformers(deps *manager.Deps, namespaces manager.Namespaces) (func(stri
 	}, nil
 }
 
-// taskHandler enqueues the Workflow that controls an AgentTask and records
-// when a task is seen turning Succeeded, for the hop latency.
-func taskHandler(hops *hopTracker) handler.EventHandler {
+// taskHandler enqueues the Workflow that controls an AgentTask, records
+// when a task is seen turning Succeeded (for the hop latency) and forgets
+// deleted tasks.
+func taskHandler(r *Reconciler) handler.EventHandler {
+	hops := r.hops
 	enqueue := func(obj metav1.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 		ref := metav1.GetControllerOf(obj)
 		if ref == nil || ref.Kind != "Workflow" || ref.APIVersion != v1alpha1.SchemeGroupVersion.String() {
@@ -154,6 +156,7 @@ func taskHandler(hops *hopTracker) handler.EventHandler {
 		},
 		DeleteFunc: func(_ context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			hops.forget(e.Object.GetUID())
+			r.created.Delete(k8sName(e.Object.GetNamespace(), e.Object.GetName()))
 			enqueue(e.Object, q)
 		},
 	}
