@@ -172,3 +172,16 @@ func TestForeignTaskNameConflict(t *testing.T) {
 	done := k.waitWorkflow("clash", v1alpha1.WorkflowSucceeded)
 	assert.Nil(t, meta.FindStatusCondition(done.Status.Conditions, v1alpha1.ConditionStalled))
 }
+
+// TestAllNamespaces: with an empty --workflow-namespace the manager watches
+// Workflows and their AgentTasks in every namespace.
+func TestAllNamespaces(t *testing.T) {
+	k := newCluster(t)
+	startManager(t, k.ns, "--workflow-namespace=")
+	k.create(stepWorkflow("anywhere", step("a", nil), step("b", map[string]string{"X": "${steps.a.output.x}"})))
+	k.finish(k.waitTask("anywhere", "a", 0), v1alpha1.TaskSucceeded, map[string]string{"x": "1"})
+	b := k.waitTask("anywhere", "b", 0)
+	assert.Equal(t, map[string]string{"X": "1"}, b.Spec.Input)
+	k.finish(b, v1alpha1.TaskSucceeded, nil)
+	k.waitWorkflow("anywhere", v1alpha1.WorkflowSucceeded)
+}
