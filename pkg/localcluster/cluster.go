@@ -86,8 +86,9 @@ func (c *Cluster) phaseDone(name string) {
 
 // Start brings up etcd, kube-apiserver, kube-controller-manager,
 // kube-scheduler and kwok, waits for each to be healthy, then registers the
-// kwok node NodeName and waits until it is Ready. On error everything
-// started is stopped again.
+// kwok node NodeName and waits until pods can run on it (Ready, untainted).
+// On error everything started is stopped again and the state directory removed
+// (unless Options.Keep).
 func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	opts, err := withDefaults(opts)
 	if err != nil {
@@ -95,7 +96,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, opts.StartTimeout)
 	defer cancel()
-	c := &Cluster{opts: opts, Dir: opts.Dir}
+	c := &Cluster{opts: opts}
 	if c.Dir, err = stateDir(opts.Dir); err != nil {
 		return nil, err
 	}

@@ -84,7 +84,7 @@ func (c *Cluster) KubeconfigForServiceAccount(namespace, name string) (string, e
 	}
 	user := "system:serviceaccount:" + namespace + ":" + name
 	cfg := kubeconfigFor(c.layout.APIServerURL(), c.pki.CA.CertPEM, user, &clientcmdapi.AuthInfo{Token: tok.Status.Token})
-	path := c.layout.kubeconfig("sa-" + namespace + "-" + name)
+	path := c.layout.kubeconfig("sa-" + namespace + "." + name)
 	if err := writeKubeconfig(path, cfg); err != nil {
 		return "", err
 	}
