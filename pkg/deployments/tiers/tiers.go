@@ -1,7 +1,19 @@
 // Package tiers holds the resource tiers of user namespaces: each tier sets
 // the namespace's ResourceQuota, the LimitRange defaults and maximums of its
 // containers, and the most replicas a service may run. Tiers come from a YAML
-// file (--tier-config) or the built-in free, pro and enterprise defaults.
+// file (--tier-config) or the built-in free, pro and enterprise defaults. The
+// file replaces the defaults entirely:
+//
+//	tiers:
+//	  free:
+//	    maxReplicas: 2
+//	    quota: {requests.cpu: "1", requests.memory: 1Gi, limits.cpu: "2", limits.memory: 2Gi, pods: "10"}
+//	    defaultRequest: {cpu: 50m, memory: 64Mi}
+//	    defaultLimit: {cpu: 250m, memory: 256Mi}
+//	    max: {cpu: "1", memory: 1Gi}
+//
+// A user namespace is shared by the user's deployments, so it gets the most
+// generous tier among them (the highest maxReplicas, then the first name).
 package tiers
 
 import (

@@ -71,3 +71,18 @@ func TestLoad(t *testing.T) {
 	_, err = Load(filepath.Join(t.TempDir(), "missing.yaml"))
 	assert.ErrorContains(t, err, "read tier config")
 }
+
+func TestDocExampleParses(t *testing.T) {
+	c, err := Parse([]byte(`tiers:
+  free:
+    maxReplicas: 2
+    quota: {requests.cpu: "1", requests.memory: 1Gi, limits.cpu: "2", limits.memory: 2Gi, pods: "10"}
+    defaultRequest: {cpu: 50m, memory: 64Mi}
+    defaultLimit: {cpu: 250m, memory: 256Mi}
+    max: {cpu: "1", memory: 1Gi}
+`))
+	require.NoError(t, err)
+	free := c["free"]
+	assert.Equal(t, Defaults()["free"].DefaultLimit, free.DefaultLimit)
+	assert.Equal(t, Defaults()["free"].Max, free.Max)
+}
