@@ -80,14 +80,14 @@ func startManager(t *testing.T, namespace string, cfg tasks.Config, counter *wri
 	if counter != nil {
 		wrap = counter.wrap
 	}
-	return startManagerWith(t, namespace, cfg, wrap)
+	return startManagerWith(t, namespace, cfg, testenv.Require(t).Config, wrap)
 }
 
-// startManagerWith is startManager with any wrapper of the manager's transport.
-func startManagerWith(t *testing.T, namespace string, cfg tasks.Config, wrap func(http.RoundTripper) http.RoundTripper) (stop func()) {
+// startManagerWith is startManager with the manager's identity (base) and
+// any wrapper of its transport.
+func startManagerWith(t *testing.T, namespace string, cfg tasks.Config, base *rest.Config, wrap func(http.RoundTripper) http.RoundTripper) (stop func()) {
 	t.Helper()
-	env := testenv.Require(t)
-	restCfg := rest.CopyConfig(env.Config)
+	restCfg := rest.CopyConfig(base)
 	if wrap != nil {
 		restCfg.Wrap(wrap)
 	}

@@ -19,6 +19,7 @@ import (
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 	"opsnorth.io/scheduler/pkg/tasks"
+	"opsnorth.io/scheduler/pkg/testenv"
 )
 
 // requestLog records the manager's successful writes as "METHOD path".
@@ -64,7 +65,7 @@ next:
 func TestWritesPerLifecycle(t *testing.T) {
 	k := newCluster(t, "tasks-writes")
 	log := &requestLog{}
-	startManagerWith(t, k.ns, testConfig(t, true), log.wrap)
+	startManagerWith(t, k.ns, testConfig(t, true), testenv.Require(t).Config, log.wrap)
 	rcv := newReceiver(t, nil)
 	k.createTask("counted", func(at *v1alpha1.AgentTask) { at.Spec.WebhookURL = rcv.URL })
 	job := k.job("counted")
