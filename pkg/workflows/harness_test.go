@@ -3,16 +3,22 @@ package workflows_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/yaml"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 	"opsnorth.io/scheduler/cmd/workflows/app"
@@ -27,15 +33,74 @@ func TestMain(m *testing.M) { testenv.RunMain(m) }
 // wait is the Eventually timeout: the machine is shared and loaded.
 const wait = 60 * time.Second
 
+// managerUser is the identity the manager runs as in tests.
+const managerUser = "workflows-manager"
+
+// managerKubeconfig returns a kubeconfig of a user holding only the generated
+// RBAC of manifests/rbac/workflows/role.yaml: its ClusterRole, and its Role
+// (the webhook Secrets), bound in namespace as a deployment binds it in each
+// workflow namespace. The tests so prove the markers grant what the manager does.
+func managerKubeconfig(t *testing.T, namespace string) string {
+	t.Helper()
+	env := testenv.Require(t)
+	kube, err := kubernetes.NewForConfig(env.Config)
+	require.NoError(t, err)
+	data, err := os.ReadFile(filepath.Join(env.RepoRoot, "manifests", "rbac", "workflows", "role.yaml"))
+	require.NoError(t, err)
+	ctx := context.Background()
+	subjects := []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: managerUser}}
+	for _, doc := range strings.Split(string(data), "\n---\n") {
+		var meta metav1.TypeMeta
+		require.NoError(t, yaml.Unmarshal([]byte(doc), &meta))
+		switch meta.Kind {
+		case "ClusterRole":
+			var role rbacv1.ClusterRole
+			require.NoError(t, yaml.Unmarshal([]byte(doc), &role))
+			_, err := kube.RbacV1().ClusterRoles().Create(ctx, &role, metav1.CreateOptions{})
+			ignoreExists(t, err)
+			_, err = kube.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
+				ObjectMeta: metav1.ObjectMeta{Name: role.Name}, Subjects: subjects,
+				RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+			}, metav1.CreateOptions{})
+			ignoreExists(t, err)
+		case "Role":
+			var role rbacv1.Role
+			require.NoError(t, yaml.Unmarshal([]byte(doc), &role))
+			role.Namespace = namespace
+			_, err := kube.RbacV1().Roles(namespace).Create(ctx, &role, metav1.CreateOptions{})
+			ignoreExists(t, err)
+			_, err = kube.RbacV1().RoleBindings(namespace).Create(ctx, &rbacv1.RoleBinding{
+				ObjectMeta: metav1.ObjectMeta{Name: role.Name}, Subjects: subjects,
+				RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name},
+			}, metav1.CreateOptions{})
+			ignoreExists(t, err)
+		}
+	}
+	path, err := env.KubeconfigFor(t.TempDir(), managerUser)
+	require.NoError(t, err)
+	cfg, err := clientcmd.BuildConfigFromFlags("", path)
+	require.NoError(t, err)
+	restricted, err := kubernetes.NewForConfig(cfg)
+	require.NoError(t, err)
+	_, err = restricted.CoreV1().Secrets("").List(ctx, metav1.ListOptions{})
+	require.True(t, apierrors.IsForbidden(err), "the manager may not list Secrets: %v", err)
+	return path
+}
+
+func ignoreExists(t *testing.T, err error) {
+	t.Helper()
+	if !apierrors.IsAlreadyExists(err) {
+		require.NoError(t, err)
+	}
+}
+
 // startManager runs the workflows manager binary's command in-process
 // (flags → manager.Run → the same Setup the binary uses) against the test
 // control plane, watching namespace, with leader election, metrics and probe
 // servers off. stop cancels it and waits until it returned.
 func startManager(t *testing.T, namespace string, args ...string) (stop func()) {
 	t.Helper()
-	env := testenv.Require(t)
-	kubeconfig, err := env.KubeconfigFor(t.TempDir(), "workflows-manager", "system:masters")
-	require.NoError(t, err)
+	kubeconfig := managerKubeconfig(t, namespace)
 	cmd := app.NewCommand()
 	cmd.SetArgs(append([]string{
 		"--kubeconfig=" + kubeconfig, "--workflow-namespace=" + namespace,
