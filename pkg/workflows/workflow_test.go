@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -276,4 +277,21 @@ func TestWorkflowTimeout(t *testing.T) {
 	assert.Equal(t, v1alpha1.StepSkipped, failed.Status.StepStatuses[1].Phase)
 	require.Eventually(t, func() bool { return k.gone("slow", "first", 0) }, wait, 20*time.Millisecond, "the running step is stopped")
 	assert.Empty(t, k.taskNames("slow"))
+}
+
+// TestOutputBudget: a step whose output does not fit the per-step budget
+// (64 KiB) fails with reason OutputTooLarge; nothing of it is stored.
+func TestOutputBudget(t *testing.T) {
+	k := newCluster(t)
+	startManager(t, k.ns)
+	k.create(stepWorkflow("big", step("huge", nil), step("next", nil)))
+	k.finish(k.waitTask("big", "huge", 0), v1alpha1.TaskSucceeded, map[string]string{"blob": strings.Repeat("x", 70_000)})
+	failed := k.waitWorkflow("big", v1alpha1.WorkflowFailed)
+	assert.Equal(t, `step "huge" failed: output is 70004 bytes, over the budget of 65536 bytes per step`, failed.Status.Message)
+	ready := meta.FindStatusCondition(failed.Status.Conditions, v1alpha1.ConditionReady)
+	require.NotNil(t, ready)
+	assert.Equal(t, workflows.ReasonOutputTooLarge, ready.Reason)
+	assert.Nil(t, failed.Status.StepStatuses[0].Output)
+	assert.Equal(t, v1alpha1.StepSkipped, failed.Status.StepStatuses[1].Phase)
+	assert.Equal(t, names("big", "huge 0"), k.taskNames("big"))
 }
