@@ -1,0 +1,160 @@
+package localcluster
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"time"
+
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+)
+
+// ManagerNamespace is where the managers' ServiceAccounts and leases live,
+// as in the kustomize packaging.
+const ManagerNamespace = "opsnorth-system"
+
+// Components are the scheduler's manager binaries.
+var Components = []string{"deployments", "tasks", "workflows"}
+
+// rbacKinds are the objects of the rendered packaging the local suite
+// installs: identities and permissions. The managers themselves run as local
+// processes, not as the packaged Deployments (kwok would only fake those).
+var rbacKinds = []string{"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"}
+
+// InstallRBAC renders the all-in-one kustomize overlay exactly as users
+// install it and applies its namespaces, ServiceAccounts, roles and bindings.
+func (c *Cluster) InstallRBAC(ctx context.Context, root string) (int, error) {
+	resMap, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).
+		Run(filesys.MakeFsOnDisk(), filepath.Join(root, "kustomize", "overlays", "all-in-one"))
+	if err != nil {
+		return 0, fmt.Errorf("render kustomize/overlays/all-in-one: %w", err)
+	}
+	var out []byte
+	for _, res := range resMap.Resources() {
+		if !slices.Contains(rbacKinds, res.GetKind()) {
+			continue
+		}
+		doc, err := res.AsYAML()
+		if err != nil {
+			return 0, fmt.Errorf("render %s %s: %w", res.GetKind(), res.GetName(), err)
+		}
+		out = append(append(out, "---\n"...), doc...)
+	}
+	path := c.layout.path("suite-rbac.yaml")
+	if err := os.WriteFile(path, out, 0o600); err != nil {
+		return 0, fmt.Errorf("write %s: %w", path, err)
+	}
+	return c.Apply(ctx, path)
+}
+
+// BuildManagers builds the three manager binaries from the repository at root
+// into dir and returns their paths by component.
+func BuildManagers(ctx context.Context, root, dir string) (map[string]string, error) {
+	bins := make(map[string]string, len(Components))
+	for _, comp := range Components {
+		out := filepath.Join(dir, comp)
+		cmd := exec.CommandContext(ctx, "go", "build", "-o", out, "./cmd/"+comp)
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if output, err := cmd.CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("go build ./cmd/%s: %w: %s", comp, err, output)
+		}
+		bins[comp] = out
+	}
+	return bins, nil
+}
+
+// Manager is a manager process of the local suite.
+type Manager struct {
+	Component   string
+	MetricsAddr string
+	HealthAddr  string
+	Process     *Process
+}
+
+// DefaultManagerArgs are the component flags the local suite runs with:
+// tasks and workflows in agent-tasks, webhooks allowed to loopback receivers.
+func DefaultManagerArgs(component string) []string {
+	switch component {
+	case "deployments":
+		return []string{"--deployment-domain=apps.localtest.me"}
+	case "tasks":
+		return []string{"--task-namespace=agent-tasks", "--webhook-allowed-cidrs=127.0.0.0/8"}
+	case "workflows":
+		return []string{"--workflow-namespace=agent-tasks", "--webhook-allowed-cidrs=127.0.0.0/8"}
+	}
+	return nil
+}
+
+// StartManager runs a manager binary authenticated as its own ServiceAccount
+// (opsnorth-system/opsnorth-scheduler-<component>), so it has exactly the
+// permissions the packaging grants, and waits until it reports ready. name
+// tells replicas apart ("tasks-1"); args are added to the defaults.
+func (c *Cluster) StartManager(ctx context.Context, name, component, bin string, args ...string) (*Manager, error) {
+	kubeconfig, err := c.KubeconfigForServiceAccount(ManagerNamespace, "opsnorth-scheduler-"+component)
+	if err != nil {
+		return nil, err
+	}
+	ports, err := freePorts(2)
+	if err != nil {
+		return nil, err
+	}
+	m := &Manager{
+		Component:   component,
+		MetricsAddr: "127.0.0.1:" + strconv.Itoa(ports[0]),
+		HealthAddr:  "127.0.0.1:" + strconv.Itoa(ports[1]),
+	}
+	all := append([]string{
+		"--kubeconfig=" + kubeconfig,
+		"--leader-election-namespace=" + ManagerNamespace,
+		"--metrics-bind-address=" + m.MetricsAddr,
+		"--health-probe-bind-address=" + m.HealthAddr,
+		"--zap-devel",
+	}, DefaultManagerArgs(component)...)
+	if m.Process, err = c.StartProcess(name, bin, append(all, args...), nil); err != nil {
+		return nil, err
+	}
+	if err := m.waitReady(ctx, 2*time.Minute); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// waitReady polls the manager's /readyz until it answers 200, and fails at
+// once when the process exits.
+func (m *Manager) waitReady(ctx context.Context, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if m.Process.Exited() {
+			return fmt.Errorf("%s %s: %s", m.Process.Name, m.Process.State(), m.Process.tail(4096))
+		}
+		if httpOK(ctx, "http://"+m.HealthAddr+"/readyz") {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(pollInterval):
+		}
+	}
+	return fmt.Errorf("%s not ready within %s; see %s", m.Process.Name, timeout, m.Process.LogPath)
+}
+
+func httpOK(ctx context.Context, url string) bool {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return false
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false
+	}
+	_ = resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
