@@ -98,7 +98,9 @@ func (r *Reconciler) deliver(ctx context.Context, wf *v1alpha1.Workflow) (ctrl.R
 	status.Webhook = policy.Record(wf.Status.Webhook, res, r.now())
 	logf.FromContext(ctx).Info("completion webhook attempt", "attempt", status.Webhook.Attempts,
 		"delivered", status.Webhook.Delivered, "statusCode", res.StatusCode, "gaveUp", status.Webhook.GaveUp)
-	if _, err := r.writeStatus(ctx, wf, status); err != nil {
+	if written, err := r.writeStatus(ctx, wf, status); err != nil || !written {
+		// Not recorded: the workflow changed meanwhile and its update event
+		// brings the next attempt, with the same idempotency key.
 		return ctrl.Result{}, err
 	}
 	if status.Webhook.GaveUp {
