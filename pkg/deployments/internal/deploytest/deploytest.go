@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"opsnorth.io/scheduler/cmd/deployments/app"
+	"opsnorth.io/scheduler/pkg/manager"
 )
 
 // Domain is the deployment domain the managers run with.
@@ -75,12 +76,32 @@ users: [{name: test, user: {}}]
 	}, extra...)
 	ctx, cancel := context.WithCancel(context.Background())
 	m.cancel = cancel
-	cmd := app.NewCommand()
+	// The run function is manager.Run with the binary's own component; its
+	// Setup only also reports that Run got that far, i.e. past setting the
+	// process-wide loggers, so tests do not race with that.
+	setUp := make(chan struct{})
+	cmd := app.NewCommand(manager.WithRunFunc(func(ctx context.Context, opts manager.Options, c manager.Component) error {
+		setup := c.Setup
+		c.Setup = func(ctx context.Context, deps *manager.Deps) error {
+			defer close(setUp)
+			return setup(ctx, deps)
+		}
+		return manager.Run(ctx, opts, c)
+	}))
 	cmd.SetArgs(args)
 	go func() { m.done <- cmd.ExecuteContext(ctx) }()
 	t.Cleanup(m.Stop)
+	select {
+	case <-setUp:
+	case err := <-m.done:
+		t.Fatalf("deployments manager exited before setup: %v", err)
+	case <-time.After(wait):
+		t.Fatal("deployments manager did not reach setup")
+	}
 	return m
 }
+
+const wait = time.Minute
 
 // Stop stops the manager and waits for it to exit.
 func (m *Manager) Stop() {
