@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
@@ -116,6 +117,9 @@ func (r *Reconciler) writeStatus(ctx context.Context, old *v1alpha1.UserDeployme
 	ac := schedacv1alpha1.UserDeployment(s.ud.Name, s.ud.Namespace).WithUID(s.ud.UID).WithStatus(statusApply(&s.status))
 	if _, err := r.clientset.SchedulerV1alpha1().UserDeployments(s.ud.Namespace).ApplyStatus(ctx, ac,
 		metav1.ApplyOptions{FieldManager: r.owner, Force: true}); err != nil {
+		if apierrors.IsNotFound(err) || (s.ud.DeletionTimestamp != nil && apierrors.IsConflict(err)) {
+			return nil // gone meanwhile (the UID keeps the apply from recreating it)
+		}
 		return fmt.Errorf("write status: %w", err)
 	}
 	if old.Status.Phase != s.status.Phase {
