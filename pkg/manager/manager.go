@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	goruntime "runtime"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -22,12 +23,18 @@ import (
 	schedulerv1alpha1 "opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 )
 
+// setLoggersOnce guards the process-wide loggers: tests run several managers
+// in one process, and replacing the loggers under running goroutines races.
+var setLoggersOnce sync.Once
+
 // Run sets up logging, builds the controller-runtime manager for c, calls
 // c.Setup and blocks in the manager until ctx is cancelled.
 func Run(ctx context.Context, opts Options, c Component) error {
 	logger := zap.New(zap.UseFlagOptions(&opts.Zap))
-	ctrl.SetLogger(logger)
-	klog.SetLogger(logger)
+	setLoggersOnce.Do(func() {
+		ctrl.SetLogger(logger)
+		klog.SetLogger(logger)
+	})
 	log := logger.WithName("setup")
 	log.Info("starting manager", startupValues(opts, c)...)
 

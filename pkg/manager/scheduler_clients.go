@@ -32,8 +32,9 @@ func (s *SchedulerInformers) Factories() []externalversions.SharedInformerFactor
 }
 
 // For returns the factory whose cache holds objects of namespace, or nil
-// when the manager does not watch that namespace. Cluster-scoped kinds use
-// namespace "".
+// when the manager does not watch that namespace. For cluster-scoped kinds
+// (DeploymentTemplate) any factory of Factories() serves: their informers
+// list cluster-wide whatever the factory's namespace.
 func (s *SchedulerInformers) For(namespace string) externalversions.SharedInformerFactory {
 	if s.all != nil {
 		return s.all

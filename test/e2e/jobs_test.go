@@ -26,7 +26,10 @@ func TestClusterStart(t *testing.T) {
 		names[p.Name] = true
 		assert.False(t, p.Exited(), "%s exited: %v", p.Name, p.Err())
 	}
-	assert.Equal(t, map[string]bool{"etcd": true, "kube-apiserver": true, "kube-controller-manager": true, "kube-scheduler": true, "kwok": true}, names)
+	assert.Equal(t, map[string]bool{
+		"etcd": true, "kube-apiserver": true, "kube-controller-manager": true, "kube-scheduler": true, "kwok": true,
+		"deployments": true, "tasks": true, "workflows": true,
+	}, names)
 
 	node, err := c.Clientset.CoreV1().Nodes().Get(t.Context(), localcluster.NodeName, metav1.GetOptions{})
 	require.NoError(t, err)

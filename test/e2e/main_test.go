@@ -45,7 +45,7 @@ func runMain(m *testing.M) int {
 	startDuration = time.Since(start)
 	cluster = c
 	code := func() int {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 		defer cancel()
 		files, err := localcluster.ManifestFiles(
 			filepath.Join(root, "manifests", "crd", "*.yaml"),
@@ -58,7 +58,16 @@ func runMain(m *testing.M) int {
 			fmt.Fprintf(os.Stderr, "e2e: install CRDs: %v\n", err)
 			return 1
 		}
-		return m.Run()
+		if err := startSuite(ctx, c, root); err != nil {
+			fmt.Fprintf(os.Stderr, "e2e: start the managers: %v\n", err)
+			return 1
+		}
+		code := m.Run()
+		if err := rbacErrors(managers); err != nil {
+			fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
+			code = 1
+		}
+		return code
 	}()
 	if code != 0 || os.Getenv("E2E_KEEP") != "" {
 		c.KeepOnStop()

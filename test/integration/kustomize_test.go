@@ -174,4 +174,3 @@ func find(objs []*unstructured.Unstructured, kind, name string) *unstructured.Un
 }
 
 func ptrTo[T any](v T) *T { return &v }
-
