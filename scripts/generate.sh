@@ -50,7 +50,7 @@ code() {
 
 manifests() {
   controller_gen crd:crdVersions=v1 paths=./apis/... output:crd:artifacts:config=manifests/crd
-  go run ./scripts/crd-bounds manifests/crd/*.yaml
+  go run ./scripts/crd-bounds manifests/crd/scheduler.opsnorth.io_*.yaml
   local component
   for component in deployments tasks workflows; do
     rm -f "manifests/rbac/$component/role.yaml"
