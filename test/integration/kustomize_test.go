@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -45,7 +46,9 @@ func TestKustomizeOverlays(t *testing.T) {
 		t.Run(o.name, func(t *testing.T) {
 			objs := renderOverlay(t, filepath.Join(env.RepoRoot, "kustomize", "overlays", o.name))
 			assertKinds(t, objs, o.components)
+			declared := declaredRoles(t, env.RepoRoot)
 			for _, obj := range objs {
+				assertOnlyDeclaredPermissions(t, obj, declared)
 				assertLeastPrivilege(t, obj)
 				assertRestrictedPods(t, obj)
 			}
@@ -105,6 +108,43 @@ func assertLeastPrivilege(t *testing.T, obj *unstructured.Unstructured) {
 			assert.NotContains(t, rule.Resources, "secrets", "ClusterRole %s reads secrets cluster-wide", obj.GetName())
 		}
 	}
+}
+
+// declaredRoles reads the roles controller-gen generated from each manager's
+// +kubebuilder:rbac markers, by kind and name.
+func declaredRoles(t *testing.T, root string) map[string][]rbacv1.PolicyRule {
+	t.Helper()
+	out := map[string][]rbacv1.PolicyRule{}
+	for _, c := range []string{"deployments", "tasks", "workflows"} {
+		for _, obj := range renderOverlay(t, filepath.Join(root, "manifests", "rbac", c)) {
+			var role rbacv1.ClusterRole
+			require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &role))
+			out[obj.GetKind()+"/"+obj.GetName()] = role.Rules
+		}
+	}
+	return out
+}
+
+// assertOnlyDeclaredPermissions allows a role only if it is one the markers
+// declared, unchanged, or a leader-election Role limited to leases and events.
+func assertOnlyDeclaredPermissions(t *testing.T, obj *unstructured.Unstructured, declared map[string][]rbacv1.PolicyRule) {
+	t.Helper()
+	if obj.GetKind() != "ClusterRole" && obj.GetKind() != "Role" {
+		return
+	}
+	var role rbacv1.ClusterRole
+	require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &role))
+	if strings.HasSuffix(obj.GetName(), "-leader-election") {
+		for _, rule := range role.Rules {
+			for _, res := range rule.Resources {
+				assert.Contains(t, []string{"leases", "events"}, res, "leader-election role %s grants %s", obj.GetName(), res)
+			}
+		}
+		return
+	}
+	want, ok := declared[obj.GetKind()+"/"+obj.GetName()]
+	require.True(t, ok, "%s %s is not generated from RBAC markers", obj.GetKind(), obj.GetName())
+	assert.Equal(t, want, role.Rules, "%s %s differs from its markers", obj.GetKind(), obj.GetName())
 }
 
 func assertRestrictedPods(t *testing.T, obj *unstructured.Unstructured) {
