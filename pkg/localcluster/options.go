@@ -8,27 +8,12 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"opsnorth.io/scheduler/pkg/repo"
 )
 
-// RepoRoot finds the repository root: the nearest parent of the working
-// directory holding the opsnorth.io/scheduler go.mod.
-func RepoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", fmt.Errorf("working directory: %w", err)
-	}
-	for {
-		data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
-		if err == nil && strings.HasPrefix(string(data), "module opsnorth.io/scheduler\n") {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("repository root not found: no parent holds the opsnorth.io/scheduler go.mod")
-		}
-		dir = parent
-	}
-}
+// RepoRoot finds the repository root (see repo.Root).
+func RepoRoot() (string, error) { return repo.Root() }
 
 // BinaryDir runs `scripts/controlplane.sh build all` in the repository at
 // root, which builds whatever binary is missing (minutes, once per machine)

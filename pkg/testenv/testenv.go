@@ -6,7 +6,6 @@
 package testenv
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -17,6 +16,8 @@ import (
 
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"opsnorth.io/scheduler/pkg/repo"
 )
 
 // Env is a running control plane.
@@ -110,22 +111,5 @@ func BinaryDir(root string) (string, error) {
 	return binDir, buildErr
 }
 
-// RepoRoot finds the repository root: the nearest parent holding go.mod of
-// this module.
-func RepoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", fmt.Errorf("working directory: %w", err)
-	}
-	for {
-		data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
-		if err == nil && strings.HasPrefix(string(data), "module opsnorth.io/scheduler\n") {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("repository root not found: no parent holds the opsnorth.io/scheduler go.mod")
-		}
-		dir = parent
-	}
-}
+// RepoRoot finds the repository root (see repo.Root).
+func RepoRoot() (string, error) { return repo.Root() }

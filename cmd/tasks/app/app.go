@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -22,15 +21,8 @@ type Options struct {
 	TaskNamespaces manager.Namespaces
 	// AllowPrivilegedTasks drops the restricted security context of agent pods.
 	AllowPrivilegedTasks bool
-	// WebhookAllowedCIDRs are non-public receiver addresses webhooks may reach.
-	WebhookAllowedCIDRs []string
-	// WebhookTimeout bounds one webhook attempt.
-	WebhookTimeout time.Duration
-	// WebhookMaxAttempts bounds the attempts of one webhook delivery.
-	WebhookMaxAttempts int32
-	// WebhookRetryBaseDelay and WebhookRetryMaxDelay shape the backoff.
-	WebhookRetryBaseDelay time.Duration
-	WebhookRetryMaxDelay  time.Duration
+	// Webhook are the completion-webhook settings.
+	Webhook webhook.Flags
 	// DefaultTTLSecondsAfterFinished is the Jobs' ttlSecondsAfterFinished
 	// unless a task sets its own.
 	DefaultTTLSecondsAfterFinished int32
@@ -46,22 +38,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.AllowPrivilegedTasks, "allow-privileged-tasks", false,
 		"Run agent pods without the restricted security context (non-root, RuntimeDefault seccomp, no privilege escalation, all capabilities dropped).")
 	manager.BindEnv(fs, "allow-privileged-tasks", "ALLOW_PRIVILEGED_TASKS")
-	fs.StringSliceVar(&o.WebhookAllowedCIDRs, "webhook-allowed-cidrs", nil,
-		"Comma-separated CIDRs or addresses completion webhooks may connect to although they are not public "+
-			"(loopback, private, link-local...); all other non-public addresses are refused.")
-	manager.BindEnv(fs, "webhook-allowed-cidrs", "WEBHOOK_ALLOWED_CIDRS")
-	fs.DurationVar(&o.WebhookTimeout, "webhook-timeout", def.WebhookTimeout,
-		"Timeout of one completion webhook attempt, from dialling to the last byte of the answer.")
-	manager.BindEnv(fs, "webhook-timeout", "WEBHOOK_TIMEOUT")
-	fs.Int32Var(&o.WebhookMaxAttempts, "webhook-max-attempts", def.Webhook.MaxAttempts,
-		"Attempts made to deliver one completion webhook before giving up.")
-	manager.BindEnv(fs, "webhook-max-attempts", "WEBHOOK_MAX_ATTEMPTS")
-	fs.DurationVar(&o.WebhookRetryBaseDelay, "webhook-retry-base-delay", def.Webhook.BaseDelay,
-		"Wait after the first failed webhook attempt; it doubles after each further failure.")
-	manager.BindEnv(fs, "webhook-retry-base-delay", "WEBHOOK_RETRY_BASE_DELAY")
-	fs.DurationVar(&o.WebhookRetryMaxDelay, "webhook-retry-max-delay", def.Webhook.MaxDelay,
-		"Longest wait between two webhook attempts.")
-	manager.BindEnv(fs, "webhook-retry-max-delay", "WEBHOOK_RETRY_MAX_DELAY")
+	o.Webhook.AddFlags(fs)
 	fs.Int32Var(&o.DefaultTTLSecondsAfterFinished, "default-ttl-seconds-after-finished", def.DefaultTTLSecondsAfterFinished,
 		"Seconds a finished Job and its pod are kept, unless the task sets ttlSecondsAfterFinished.")
 	manager.BindEnv(fs, "default-ttl-seconds-after-finished", "DEFAULT_TTL_SECONDS_AFTER_FINISHED")
@@ -69,23 +46,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 
 // Validate checks the tasks flags; each error names its flag.
 func (o *Options) Validate() error {
-	var errs []error
-	if _, err := webhook.ParseCIDRs(o.WebhookAllowedCIDRs); err != nil {
-		errs = append(errs, fmt.Errorf("--webhook-allowed-cidrs: %w", err))
-	}
-	if o.WebhookTimeout <= 0 {
-		errs = append(errs, fmt.Errorf("--webhook-timeout: must be positive, got %s", o.WebhookTimeout))
-	}
-	if o.WebhookMaxAttempts < 1 {
-		errs = append(errs, fmt.Errorf("--webhook-max-attempts: must be at least 1, got %d", o.WebhookMaxAttempts))
-	}
-	if o.WebhookRetryBaseDelay <= 0 {
-		errs = append(errs, fmt.Errorf("--webhook-retry-base-delay: must be positive, got %s", o.WebhookRetryBaseDelay))
-	}
-	if o.WebhookRetryMaxDelay < o.WebhookRetryBaseDelay {
-		errs = append(errs, fmt.Errorf("--webhook-retry-max-delay: must be at least --webhook-retry-base-delay (%s), got %s",
-			o.WebhookRetryBaseDelay, o.WebhookRetryMaxDelay))
-	}
+	errs := []error{o.Webhook.Validate()}
 	if o.DefaultTTLSecondsAfterFinished < 0 {
 		errs = append(errs, fmt.Errorf("--default-ttl-seconds-after-finished: must not be negative, got %d", o.DefaultTTLSecondsAfterFinished))
 	}
@@ -94,18 +55,16 @@ func (o *Options) Validate() error {
 
 // Config returns the controller configuration of validated options.
 func (o *Options) Config() (tasks.Config, error) {
-	allowed, err := webhook.ParseCIDRs(o.WebhookAllowedCIDRs)
+	guard, err := o.Webhook.Guard()
 	if err != nil {
-		return tasks.Config{}, fmt.Errorf("--webhook-allowed-cidrs: %w", err)
+		return tasks.Config{}, err
 	}
 	cfg := tasks.DefaultConfig()
 	cfg.AllowPrivileged = o.AllowPrivilegedTasks
 	cfg.DefaultTTLSecondsAfterFinished = o.DefaultTTLSecondsAfterFinished
-	cfg.Webhook.MaxAttempts = o.WebhookMaxAttempts
-	cfg.Webhook.BaseDelay = o.WebhookRetryBaseDelay
-	cfg.Webhook.MaxDelay = o.WebhookRetryMaxDelay
-	cfg.WebhookGuard = webhook.Guard{Allowed: allowed}
-	cfg.WebhookTimeout = o.WebhookTimeout
+	cfg.Webhook = o.Webhook.Policy()
+	cfg.WebhookGuard = guard
+	cfg.WebhookTimeout = o.Webhook.Timeout
 	cfg.UserAgent = "opsnorth-scheduler-tasks/" + manager.Version()
 	return cfg, nil
 }
@@ -125,13 +84,9 @@ func component(o *Options) manager.Component {
 		Namespaces:       func() manager.Namespaces { return o.TaskNamespaces },
 		CacheByObject:    tasks.CacheByObject,
 		LogValues: func() []any {
-			return []any{
+			return append(o.Webhook.LogValues(),
 				"allowPrivilegedTasks", o.AllowPrivilegedTasks,
-				"webhookAllowedCIDRs", o.WebhookAllowedCIDRs,
-				"webhookTimeout", o.WebhookTimeout,
-				"webhookMaxAttempts", o.WebhookMaxAttempts,
-				"defaultTTLSecondsAfterFinished", o.DefaultTTLSecondsAfterFinished,
-			}
+				"defaultTTLSecondsAfterFinished", o.DefaultTTLSecondsAfterFinished)
 		},
 		Setup: func(ctx context.Context, deps *manager.Deps) error {
 			return setup(ctx, deps, o)
