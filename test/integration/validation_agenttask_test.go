@@ -1,0 +1,121 @@
+package integration
+
+import (
+	"strings"
+
+	"k8s.io/utils/ptr"
+)
+
+// invalidAgentTaskCases break one AgentTask rule each.
+func invalidAgentTaskCases() []invalidCase {
+	return []invalidCase{
+		{
+			name:  "agenttask taskId with a slash",
+			obj:   newAgentTask(func(a *agentTask) { a.Spec.TaskID = "task/0001" }),
+			field: "spec.taskId", msg: "should match '^[A-Za-z0-9]([-_.A-Za-z0-9]*[A-Za-z0-9])?$'",
+		},
+		{
+			name:  "agenttask taskId too long",
+			obj:   newAgentTask(func(a *agentTask) { a.Spec.TaskID = strings.Repeat("t", 64) }),
+			field: "spec.taskId", msg: "may not be more than 63",
+		},
+		{
+			name:  "agenttask userId with spaces",
+			obj:   newAgentTask(func(a *agentTask) { a.Spec.UserID = "alice smith" }),
+			field: "spec.userId", msg: "should match",
+		},
+		{
+			name:  "agenttask image with spaces",
+			obj:   newAgentTask(func(a *agentTask) { a.Spec.Image = "ghcr.io/opsnorth/agent :1.2" }),
+			field: "spec.image", msg: `should match '^[^\s]+$'`,
+		},
+		{
+			name:  "agenttask timeoutSeconds zero",
+			obj:   newAgentTask(func(a *agentTask) { a.Spec.TimeoutSeconds = ptr.To[int64](0) }),
+			field: "spec.timeoutSeconds", msg: "should be greater than or equal to 1",
+		},
+		{
+			name:  "agenttask timeoutSeconds above a week",
+			obj:   newAgentTask(func(a *agentTask) { a.Spec.TimeoutSeconds = ptr.To[int64](604801) }),
+			field: "spec.timeoutSeconds", msg: "should be less than or equal to 604800",
+		},
+		{
+			name:  "agenttask ttl negative",
+			obj:   newAgentTask(func(a *agentTask) { a.Spec.TTLSecondsAfterFinished = ptr.To[int32](-1) }),
+			field: "spec.ttlSecondsAfterFinished", msg: "should be greater than or equal to 0",
+		},
+		{
+			name:  "agenttask webhookUrl not a URL",
+			obj:   newAgentTask(func(a *agentTask) { a.Spec.WebhookURL = "not a url" }),
+			field: "spec.webhookUrl", msg: "webhookUrl must be an absolute http or https URL",
+		},
+		{
+			name:  "agenttask webhookUrl ftp scheme",
+			obj:   newAgentTask(func(a *agentTask) { a.Spec.WebhookURL = "ftp://hooks.example.com/agent-tasks" }),
+			field: "spec.webhookUrl", msg: "webhookUrl must be an absolute http or https URL",
+		},
+		{
+			name:  "agenttask webhookUrl relative",
+			obj:   newAgentTask(func(a *agentTask) { a.Spec.WebhookURL = "/agent-tasks/done" }),
+			field: "spec.webhookUrl", msg: "webhookUrl must be an absolute http or https URL",
+		},
+		{
+			name:  "agenttask webhookSecretRef key with a slash",
+			obj:   newAgentTask(func(a *agentTask) { a.Spec.WebhookSecretRef.Key = "signing/key" }),
+			field: "spec.webhookSecretRef.key", msg: "should match",
+		},
+		{
+			name:  "agenttask input key not an env name",
+			obj:   newAgentTask(func(a *agentTask) { a.Spec.Input["repo-url"] = "x" }),
+			field: "spec.input", msg: "input keys must be environment variable names",
+		},
+		{
+			name:  "agenttask input value too long",
+			obj:   newAgentTask(func(a *agentTask) { a.Spec.Input["PROMPT"] = strings.Repeat("p", 32769) }),
+			field: "spec.input", msg: "each input value must be at most 32768 characters",
+		},
+		{
+			name:  "agenttask memory request above limit",
+			obj:   newAgentTask(func(a *agentTask) { a.Spec.Resources.Requests.Memory = quantity("2Gi") }),
+			field: "spec.resources", msg: "each request must not exceed the limit of the same resource",
+		},
+		{
+			name:  "agenttask serviceAccountName uppercase",
+			obj:   newAgentTask(func(a *agentTask) { a.Spec.ServiceAccountName = "Review-Agent" }),
+			field: "spec.serviceAccountName", msg: "should match",
+		},
+		{
+			name:  "agenttask imagePullSecrets entry with underscore",
+			obj:   newAgentTask(func(a *agentTask) { a.Spec.ImagePullSecrets = []string{"ghcr_pull"} }),
+			field: "spec.imagePullSecrets[0]", msg: "should match",
+		},
+		{
+			name:  "agenttask name too long",
+			obj:   newAgentTask(func(a *agentTask) { a.Name = tooLongName }),
+			field: objectRoot, msg: "metadata.name must be a DNS label",
+		},
+		{
+			name:  "agenttask name not a DNS label",
+			obj:   newAgentTask(func(a *agentTask) { a.Name = dottedName }),
+			field: objectRoot, msg: "metadata.name must be a DNS label",
+		},
+		{
+			name:  "agenttask missing image",
+			obj:   newAgentTask(nil),
+			unset: []string{"spec.image"},
+			field: "spec.image", msg: "Required value",
+		},
+		{
+			name:  "agenttask missing taskId",
+			obj:   newAgentTask(nil),
+			unset: []string{"spec.taskId"},
+			field: "spec.taskId", msg: "Required value",
+		},
+		{
+			name:   "agenttask update spec",
+			obj:    newAgentTask(nil),
+			update: as(func(a *agentTask) { a.Spec.TimeoutSeconds = ptr.To[int64](1200) }),
+			field:  "spec", msg: "spec is immutable: create a new AgentTask to run again",
+		},
+	}
+}
