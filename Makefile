@@ -68,3 +68,8 @@ run: ## Run the local cluster (etcd, apiserver, controllers, scheduler, kwok nod
 test-e2e: ## End-to-end tests on the local cluster, with the real Job, Deployment and garbage-collector controllers.
 	scripts/controlplane.sh build all >/dev/null
 	go test -tags e2e -count=1 -timeout 20m ./test/e2e/
+
+.PHONY: chaos
+chaos: ## Failure drills on the local cluster: bad-input corpus, leader kills, webhook outage, apiserver restart, mass deletion (figures in _output/chaos/summary.json).
+	scripts/controlplane.sh build all >/dev/null
+	go test -tags chaos -count=1 -timeout 25m ./test/chaos/
