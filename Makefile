@@ -73,3 +73,8 @@ test-e2e: ## End-to-end tests on the local cluster, with the real Job, Deploymen
 chaos: ## Failure drills on the local cluster: bad-input corpus, leader kills, webhook outage, apiserver restart, mass deletion (figures in _output/chaos/summary.json).
 	scripts/controlplane.sh build all >/dev/null
 	go test -tags chaos -count=1 -timeout 25m ./test/chaos/
+
+.PHONY: bench
+bench: ## Benchmark the managers against baselines on the local cluster (table on stdout, JSON in _output/bench/). BENCH_FLAGS='--tasks=1000 --workflows=100'.
+	scripts/controlplane.sh build all >/dev/null
+	go run ./scripts/bench $(BENCH_FLAGS)

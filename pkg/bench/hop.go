@@ -1,0 +1,121 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
+	"opsnorth.io/scheduler/pkg/labels"
+)
+
+// StepsPerWorkflow is the length of the benchmark's workflows.
+const StepsPerWorkflow = 5
+
+// Hops is the step-hop latency of W sequential workflows of StepsPerWorkflow steps.
+type Hops struct {
+	Workflows int `json:"workflows"`
+	Steps     int `json:"steps"`
+	// Hop is step k's AgentTask seen Succeeded → step k+1's AgentTask seen ADDED,
+	// both on the harness's watch (local receive times).
+	Hop Dist `json:"hop"`
+	// WallSeconds runs from the first create to the last workflow seen Succeeded.
+	WallSeconds float64 `json:"wallSeconds"`
+	// Duration is create → workflow Succeeded per workflow.
+	Duration Dist `json:"duration"`
+}
+
+func stepKey(wf string, step int) string { return wf + "/" + strconv.Itoa(step) }
+
+// WorkflowHops creates w workflows of StepsPerWorkflow steps at once and
+// measures every hop from one step's task to the next.
+func WorkflowHops(ctx context.Context, e *Env, run string, w, workers int, timeout time.Duration) (Hops, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	st := newStamps()
+	names := objectNames("bw-"+run, w)
+	mine := map[string]bool{}
+	for _, n := range names {
+		mine[n] = true
+	}
+	err := follow(ctx, func(ctx context.Context) (watch.Interface, error) {
+		return e.Sched.SchedulerV1alpha1().AgentTasks(TaskNamespace).Watch(ctx, metav1.ListOptions{LabelSelector: labels.Workflow})
+	}, func(ev watch.Event, at time.Time) {
+		t, ok := ev.Object.(*v1alpha1.AgentTask)
+		if !ok || !mine[t.Labels[labels.Workflow]] {
+			return
+		}
+		digits, ok := strings.CutPrefix(t.Labels[labels.Step], "s")
+		step, err := strconv.Atoi(digits)
+		if !ok || err != nil {
+			return
+		}
+		key := stepKey(t.Labels[labels.Workflow], step)
+		st.mark(key, "added", at)
+		if t.Status.Phase == v1alpha1.TaskSucceeded {
+			st.mark(key, "succeeded", at)
+		}
+	})
+	if err == nil {
+		err = follow(ctx, func(ctx context.Context) (watch.Interface, error) {
+			return e.Sched.SchedulerV1alpha1().Workflows(TaskNamespace).Watch(ctx, metav1.ListOptions{LabelSelector: RunLabel + "=" + run})
+		}, func(ev watch.Event, at time.Time) {
+			if wf, ok := ev.Object.(*v1alpha1.Workflow); ok {
+				switch wf.Status.Phase {
+				case v1alpha1.WorkflowSucceeded:
+					st.mark(wf.Name, stageDone, at)
+				case v1alpha1.WorkflowFailed:
+					st.mark(wf.Name, stageFailed, at)
+				}
+			}
+		})
+	}
+	if err != nil {
+		return Hops{}, err
+	}
+	_, wall, err := burst(ctx, e, st, names, workers, timeout, func(ctx context.Context, name string) error {
+		_, err := e.Sched.SchedulerV1alpha1().Workflows(TaskNamespace).Create(ctx, benchWorkflow(name, run), metav1.CreateOptions{})
+		return err
+	})
+	if err != nil {
+		return Hops{}, fmt.Errorf("workflows: %w", err)
+	}
+	var hops []time.Duration
+	for _, wf := range names {
+		for k := range StepsPerWorkflow - 1 {
+			done, okA := st.get(stepKey(wf, k), "succeeded")
+			next, okB := st.get(stepKey(wf, k+1), "added")
+			if !okA || !okB {
+				return Hops{}, fmt.Errorf("workflow %s: step %d or %d not seen on the watch", wf, k, k+1)
+			}
+			hops = append(hops, next.Sub(done))
+		}
+	}
+	return Hops{
+		Workflows:   w,
+		Steps:       StepsPerWorkflow,
+		Hop:         Summarize(hops),
+		WallSeconds: wall.Seconds(),
+		Duration:    Summarize(st.between(names, stageCreate, stageDone)),
+	}, nil
+}
+
+// benchWorkflow runs StepsPerWorkflow steps s0..s4 in list order.
+func benchWorkflow(name, run string) *v1alpha1.Workflow {
+	wf := &v1alpha1.Workflow{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: TaskNamespace, Labels: map[string]string{RunLabel: run}},
+		Spec:       v1alpha1.WorkflowSpec{UserID: benchUser(run)},
+	}
+	for i := range StepsPerWorkflow {
+		wf.Spec.Steps = append(wf.Spec.Steps, v1alpha1.WorkflowStep{
+			Name:  "s" + strconv.Itoa(i),
+			Image: "registry.example/bench/agent:1",
+		})
+	}
+	return wf
+}

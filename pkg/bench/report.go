@@ -1,0 +1,76 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"text/tabwriter"
+)
+
+// PrintTable writes rep as aligned tables.
+func PrintTable(w io.Writer, rep *Report) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	line := func(format string, args ...any) { _, _ = fmt.Fprintf(tw, format+"\n", args...) }
+	if len(rep.Throughput) > 0 {
+		line("THROUGHPUT (N=%d, pod delay %s)\trep\torder\twall s\tper s\tcreate→running p50/p99 ms\tcreate→pod running p50/p99 ms\tcreate→done p50/p99 ms\tpod done→done p50/p99 ms\twrites/task", rep.Config.Tasks, rep.Config.PodDelay)
+		for _, p := range rep.Throughput {
+			order := "managed first"
+			if p.BaselineFirst {
+				order = "baseline first"
+			}
+			for _, t := range []Throughput{p.Baseline, p.Managed} {
+				per := "-"
+				if t.Kind == "AgentTask" {
+					per = fmt.Sprintf("%.2f", p.TaskWritesPerObj)
+				}
+				line("  %s\t%d\t%s\t%.2f\t%.1f\t%s\t%s\t%s\t%s\t%s", t.Kind, p.Rep, order, t.WallSeconds, t.PerSecond,
+					p50p99(t.CreateToRunning), p50p99(t.CreateToPodRunning), p50p99(t.CreateToDone), p50p99(t.PodDoneToDone), per)
+			}
+			line("  wall ratio managed/baseline\t%d\t%s\t%.3f\t\t\t\t\t\t%s", p.Rep, order, p.WallRatio, methods(p.TaskWrites))
+		}
+		line("  median wall ratio (goal ≤ 1.10)\t\t\t%.3f\t\t\t\t\t\t", rep.WallRatioMedian)
+		if rep.PodSpecMatch != nil {
+			line("  same pod spec as the manager's Job\t\t\t%t\t\t\t\t\t\t", *rep.PodSpecMatch)
+		}
+		_ = tw.Flush()
+	}
+	if h := rep.Hops; h != nil {
+		line("WORKFLOW HOP (%d × %d steps)\tp50 ms\tp90 ms\tp99 ms\tmax ms\twall s\tworkflow p50/p99 ms", h.Workflows, h.Steps)
+		line("  step k Succeeded → step k+1 ADDED\t%.1f\t%.1f\t%.1f\t%.1f\t%.2f\t%s", h.Hop.P50Ms, h.Hop.P90Ms, h.Hop.P99Ms, h.Hop.MaxMs, h.WallSeconds, p50p99(h.Duration))
+	}
+	if wr := rep.HopWrites; wr != nil {
+		line("  workflows manager writes per workflow\t%.2f\t%s\t\t\t\t", wr.PerUnit, methods(wr.Methods))
+	}
+	_ = tw.Flush()
+	if len(rep.Restart) > 0 {
+		line("RESTART OVER CONVERGED STATE (settle %s)\twrites (goal 0)\trequests by method", rep.Config.Settle)
+		for _, r := range rep.Restart {
+			line("  %s\t%.0f\t%s", r.Manager, r.Writes, methods(r.Methods))
+		}
+		_ = tw.Flush()
+	}
+	if len(rep.Memory) > 0 {
+		line("MEMORY\tpeak MiB (VmHWM)\tRSS MiB")
+		for _, m := range rep.Memory {
+			line("  %s\t%.1f\t%.1f", m.Process, m.PeakMiB, m.RSSMiB)
+		}
+	}
+	return tw.Flush()
+}
+
+func p50p99(d Dist) string {
+	if d.N == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f / %.0f", d.P50Ms, d.P99Ms)
+}
+
+func methods(m map[string]float64) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, fmt.Sprintf("%s=%.0f", k, m[k]))
+	}
+	return strings.Join(parts, " ")
+}

@@ -1,0 +1,41 @@
+package bench
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestPrintTable(t *testing.T) {
+	match := true
+	rep := &Report{
+		Config: Config{Tasks: 2, PodDelay: time.Second, Settle: time.Second},
+		Throughput: []Pair{{
+			BaselineFirst: true,
+			Managed:       Throughput{Kind: "AgentTask", N: 2, WallSeconds: 2.2, PerSecond: 0.9, CreateToDone: Dist{N: 2, P50Ms: 1000, P99Ms: 2000}},
+			Baseline:      Throughput{Kind: "Job", N: 2, WallSeconds: 2, PerSecond: 1},
+			WallRatio:     1.1,
+			TaskWrites:    map[string]float64{"POST": 2, "PATCH": 6},
+		}},
+		WallRatioMedian: 1.1,
+		PodSpecMatch:    &match,
+		Hops:            &Hops{Workflows: 1, Steps: 5, Hop: Dist{N: 4, P50Ms: 5}},
+		Restart:         []Writes{{Manager: "tasks-restart-1", Methods: map[string]float64{"GET": 3}}},
+		Memory:          []Memory{{Process: "tasks", PeakMiB: 40, RSSMiB: 39}},
+	}
+	var out bytes.Buffer
+	require.NoError(t, PrintTable(&out, rep))
+	for _, want := range []string{"1000 / 2000", "PATCH=6 POST=2", "median wall ratio (goal ≤ 1.10)", "tasks-restart-1", "40.0"} {
+		assert.Contains(t, out.String(), want)
+	}
+	// The JSON of a report round-trips, so runs can be compared later.
+	data, err := json.Marshal(rep)
+	require.NoError(t, err)
+	var back Report
+	require.NoError(t, json.Unmarshal(data, &back))
+	assert.Equal(t, rep.Throughput, back.Throughput)
+}

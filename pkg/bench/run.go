@@ -1,0 +1,216 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Scenarios the harness knows, in the order it runs them.
+var Scenarios = []string{"throughput", "hop", "memory", "economy"}
+
+// Config is one benchmark run.
+type Config struct {
+	Tasks       int           `json:"tasks"`
+	Workflows   int           `json:"workflows"`
+	Repeats     int           `json:"repeats"`
+	Workers     int           `json:"workers"`
+	MemoryTasks int           `json:"memoryTasks"`
+	Scenarios   []string      `json:"scenarios"`
+	PodDelay    time.Duration `json:"podDelay"`
+	Settle      time.Duration `json:"settle"`
+	Timeout     time.Duration `json:"timeout"`
+	ManagerArgs []string      `json:"managerArgs"`
+}
+
+// Pair is one repetition of the throughput scenario: managed and baseline.
+type Pair struct {
+	Rep           int        `json:"rep"`
+	BaselineFirst bool       `json:"baselineFirst"`
+	Managed       Throughput `json:"managed"`
+	Baseline      Throughput `json:"baseline"`
+	WallRatio     float64    `json:"wallRatio"`
+	// TaskWrites are the tasks manager's mutating requests during the managed burst, by method.
+	TaskWrites       map[string]float64 `json:"taskWrites"`
+	TaskWritesPerObj float64            `json:"taskWritesPerTask"`
+}
+
+// Report is everything one run measured.
+type Report struct {
+	Started         time.Time `json:"started"`
+	Config          Config    `json:"config"`
+	Throughput      []Pair    `json:"throughput,omitempty"`
+	WallRatioMedian float64   `json:"wallRatioMedian,omitempty"`
+	// PodSpecMatch: a managed task's Job and a baseline Job have the same pod spec, as stored.
+	PodSpecMatch *bool    `json:"podSpecMatch,omitempty"`
+	Hops         *Hops    `json:"hops,omitempty"`
+	HopWrites    *Writes  `json:"hopWrites,omitempty"`
+	Memory       []Memory `json:"memory,omitempty"`
+	Restart      []Writes `json:"restart,omitempty"`
+}
+
+// Writes are a manager's API requests over a scenario, by method.
+type Writes struct {
+	Manager string             `json:"manager"`
+	Methods map[string]float64 `json:"methods"`
+	Writes  float64            `json:"writes"`
+	PerUnit float64            `json:"perUnit,omitempty"`
+	Unit    string             `json:"unit,omitempty"`
+}
+
+// Run runs cfg's scenarios on e.
+func Run(ctx context.Context, e *Env, cfg Config) (*Report, error) {
+	rep := &Report{Started: time.Now().UTC(), Config: cfg}
+	base := strconv.FormatInt(time.Now().Unix()%100000, 36)
+	if slices.Contains(cfg.Scenarios, "throughput") {
+		if err := runThroughput(ctx, e, cfg, base, rep); err != nil {
+			return rep, err
+		}
+	}
+	if slices.Contains(cfg.Scenarios, "hop") {
+		before, err := scrapeAll(ctx, e)
+		if err != nil {
+			return rep, err
+		}
+		h, err := WorkflowHops(ctx, e, base+"w", cfg.Workflows, cfg.Workers, cfg.Timeout)
+		if err != nil {
+			return rep, err
+		}
+		rep.Hops = &h
+		after, err := scrapeAll(ctx, e)
+		if err != nil {
+			return rep, err
+		}
+		d := diff(after["workflows"], before["workflows"])
+		rep.HopWrites = &Writes{Manager: "workflows", Methods: d, Writes: writes(d), PerUnit: ratio(writes(d), float64(cfg.Workflows)), Unit: "workflow"}
+	}
+	if slices.Contains(cfg.Scenarios, "memory") {
+		if cfg.MemoryTasks > 0 {
+			if _, err := TaskThroughput(ctx, e, base+"m", cfg.MemoryTasks, cfg.Workers, cfg.Timeout); err != nil {
+				return rep, fmt.Errorf("memory load: %w", err)
+			}
+		}
+		if err := readMemory(e, rep); err != nil {
+			return rep, err
+		}
+	}
+	if slices.Contains(cfg.Scenarios, "economy") {
+		if err := runRestarts(ctx, e, cfg, rep); err != nil {
+			return rep, err
+		}
+		if slices.Contains(cfg.Scenarios, "memory") {
+			return rep, readMemory(e, rep)
+		}
+	}
+	return rep, nil
+}
+
+func runThroughput(ctx context.Context, e *Env, cfg Config, base string, rep *Report) error {
+	var ratios []float64
+	for i := range cfg.Repeats {
+		p := Pair{Rep: i, BaselineFirst: i%2 == 0}
+		run := fmt.Sprintf("%s%d", base, i)
+		baseline := func() (err error) {
+			p.Baseline, err = JobThroughput(ctx, e, run+"j", cfg.Tasks, cfg.Workers, cfg.Timeout)
+			return err
+		}
+		managed := func() error {
+			before, err := RestCounts(ctx, e.Managers["tasks"])
+			if err != nil {
+				return err
+			}
+			if p.Managed, err = TaskThroughput(ctx, e, run+"t", cfg.Tasks, cfg.Workers, cfg.Timeout); err != nil {
+				return err
+			}
+			after, err := RestCounts(ctx, e.Managers["tasks"])
+			p.TaskWrites = diff(after, before)
+			p.TaskWritesPerObj = ratio(writes(p.TaskWrites), float64(cfg.Tasks))
+			return err
+		}
+		steps := []func() error{managed, baseline}
+		if p.BaselineFirst {
+			steps = []func() error{baseline, managed}
+		}
+		for _, step := range steps {
+			if err := step(); err != nil {
+				return err
+			}
+		}
+		p.WallRatio = ratio(p.Managed.WallSeconds, p.Baseline.WallSeconds)
+		ratios = append(ratios, p.WallRatio)
+		rep.Throughput = append(rep.Throughput, p)
+		if i == 0 {
+			match, err := samePodSpec(ctx, e, objectNames("bt-"+run+"t", 1)[0], objectNames("bj-"+run+"j", 1)[0])
+			if err != nil {
+				return err
+			}
+			rep.PodSpecMatch = &match
+		}
+	}
+	rep.WallRatioMedian = Median(ratios)
+	return nil
+}
+
+// samePodSpec compares the stored pod templates of a manager-built Job and a baseline Job.
+func samePodSpec(ctx context.Context, e *Env, taskJob, baselineJob string) (bool, error) {
+	a, err := e.Kube.BatchV1().Jobs(TaskNamespace).Get(ctx, taskJob, metav1.GetOptions{})
+	if err != nil {
+		return false, err
+	}
+	b, err := e.Kube.BatchV1().Jobs(BaselineNamespace).Get(ctx, baselineJob, metav1.GetOptions{})
+	if err != nil {
+		return false, err
+	}
+	return equality.Semantic.DeepEqual(a.Spec.Template.Spec, b.Spec.Template.Spec), nil
+}
+
+func scrapeAll(ctx context.Context, e *Env) (map[string]map[string]float64, error) {
+	out := map[string]map[string]float64{}
+	for comp, m := range e.Managers {
+		c, err := RestCounts(ctx, m)
+		if err != nil {
+			return nil, err
+		}
+		out[comp] = c
+	}
+	return out, nil
+}
+
+func readMemory(e *Env, rep *Report) error {
+	for _, comp := range []string{"deployments", "tasks", "workflows"} {
+		m, err := ReadMemory(e.Managers[comp].Process)
+		if err != nil {
+			return err
+		}
+		rep.Memory = append(rep.Memory, m)
+	}
+	return nil
+}
+
+// runRestarts restarts every manager over the converged cluster and counts
+// the writes each new process sends from its start to the end of the settle
+// period (goal 0).
+func runRestarts(ctx context.Context, e *Env, cfg Config, rep *Report) error {
+	for _, comp := range []string{"deployments", "tasks", "workflows"} {
+		m, err := e.Restart(ctx, comp)
+		if err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(cfg.Settle):
+		}
+		counts, err := RestCounts(ctx, m)
+		if err != nil {
+			return err
+		}
+		rep.Restart = append(rep.Restart, Writes{Manager: m.Process.Name, Methods: counts, Writes: writes(counts)})
+	}
+	return e.CheckAlive()
+}

@@ -1,0 +1,129 @@
+// Command bench measures the scheduler's managers on the local cluster, each
+// figure side by side with a baseline in the same run, prints a table and
+// keeps the raw results as JSON (see README.md).
+//
+//	go run ./scripts/bench [--tasks 300] [--workflows 20] [--scenarios throughput,hop,memory,economy]
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"opsnorth.io/scheduler/pkg/bench"
+	"opsnorth.io/scheduler/pkg/localcluster"
+)
+
+// options are the command's flags.
+type options struct {
+	bench.Config
+	Out  string
+	Keep bool
+}
+
+func main() {
+	var o options
+	var scenarios, managerArgs string
+	flag.IntVar(&o.Tasks, "tasks", 300, "AgentTasks (and baseline Jobs) per throughput burst; the issue's 1000 takes about 3× as long")
+	flag.IntVar(&o.Workflows, "workflows", 20, "workflows of 5 steps in the hop scenario")
+	flag.IntVar(&o.Repeats, "repeats", 2, "throughput repetitions; the order of managed and baseline alternates")
+	flag.IntVar(&o.Workers, "workers", 32, "concurrent creates of the load generator (the same for managed and baseline)")
+	flag.IntVar(&o.MemoryTasks, "memory-tasks", 0, "extra AgentTasks created before memory is read (the issue's 10k: --memory-tasks=10000)")
+	flag.StringVar(&scenarios, "scenarios", strings.Join(bench.Scenarios, ","), "comma list of scenarios: "+strings.Join(bench.Scenarios, ", "))
+	flag.DurationVar(&o.PodDelay, "pod-delay", time.Second, "how long each Job pod runs on the kwok node")
+	flag.DurationVar(&o.Settle, "settle", 15*time.Second, "how long a restarted manager runs before its writes are counted")
+	flag.DurationVar(&o.Timeout, "timeout", 5*time.Minute, "bound of each burst's wait for completion")
+	flag.StringVar(&managerArgs, "manager-args", "", "space-separated flags added to every manager (e.g. '--max-concurrent-reconciles=20 --kube-api-qps=100')")
+	flag.StringVar(&o.Out, "out", "", "JSON result path (default _output/bench/<timestamp>.json in the repository)")
+	flag.BoolVar(&o.Keep, "keep", false, "keep the cluster's state directory (logs) on exit")
+	flag.Parse()
+	o.Scenarios = strings.Split(scenarios, ",")
+	o.ManagerArgs = strings.Fields(managerArgs)
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if _, err := run(ctx, o, os.Stdout); err != nil {
+		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+// run starts a local cluster with the managers, runs the scenarios, writes
+// the JSON and the table, and stops everything it started.
+func run(ctx context.Context, o options, out io.Writer) (rep *bench.Report, err error) {
+	for _, s := range o.Scenarios {
+		if !slices.Contains(bench.Scenarios, s) {
+			return nil, fmt.Errorf("unknown scenario %q (have %s)", s, strings.Join(bench.Scenarios, ", "))
+		}
+	}
+	if o.Tasks < 1 || o.Workflows < 1 || o.Repeats < 1 || o.Workers < 1 {
+		return nil, errors.New("--tasks, --workflows, --repeats and --workers must be at least 1")
+	}
+	root, err := localcluster.RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	if o.Out == "" {
+		o.Out = filepath.Join(root, "_output", "bench", time.Now().UTC().Format("20060102T150405Z")+".json")
+	}
+	started := time.Now()
+	c, err := localcluster.Start(ctx, localcluster.Options{PodDelay: o.PodDelay, Keep: o.Keep})
+	if err != nil {
+		return nil, fmt.Errorf("start local cluster: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			c.KeepOnStop()
+			say(out, "bench: failed; the cluster's state stays in %s (logs in %s)\n", c.Dir, c.LogDir())
+		}
+		if stopErr := c.Stop(); stopErr != nil && err == nil {
+			err = fmt.Errorf("stop local cluster: %w", stopErr)
+		}
+	}()
+	e, err := bench.NewEnv(ctx, c, o.ManagerArgs)
+	if err != nil {
+		return nil, err
+	}
+	say(out, "bench: cluster and managers ready in %s; running %s\n", time.Since(started).Round(time.Millisecond), strings.Join(o.Scenarios, ", "))
+	rep, err = bench.Run(ctx, e, o.Config)
+	if writeErr := writeJSON(o.Out, rep); writeErr != nil {
+		return rep, errors.Join(err, writeErr)
+	}
+	if err != nil {
+		return rep, err
+	}
+	if err := bench.PrintTable(out, rep); err != nil {
+		return rep, err
+	}
+	say(out, "bench: raw results in %s\n", o.Out)
+	return rep, nil
+}
+
+func writeJSON(path string, rep *bench.Report) error {
+	if rep == nil {
+		return nil
+	}
+	data, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(data, '\n'), 0o644)
+}
+
+// say writes progress to out; a failed write to the terminal is not worth stopping a run for.
+func say(out io.Writer, format string, args ...any) {
+	_, _ = fmt.Fprintf(out, format, args...)
+}
