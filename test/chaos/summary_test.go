@@ -21,7 +21,7 @@ var summary = struct {
 // record logs a figure of drill and keeps it for the summary.
 func record(t *testing.T, drill, key string, value any) {
 	t.Helper()
-	t.Logf("FIGURE %s %s = %v", drill, key, value)
+	t.Logf("FIGURE %s %s = %+v", drill, key, value)
 	summary.Lock()
 	defer summary.Unlock()
 	if summary.Drills[drill] == nil {
