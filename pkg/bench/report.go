@@ -44,6 +44,11 @@ func PrintTable(w io.Writer, rep *Report) error {
 		line("  workflows manager writes per workflow\t%.2f\t%s\t\t\t\t", wr.PerUnit, methods(wr.Methods))
 	}
 	_ = tw.Flush()
+	if d := rep.Deployments; d != nil {
+		line("DEPLOYMENTS (%d to Ready)\twall s\tbaseline wall s\tratio (goal ≤ 1.5)\tcreate→Ready p50/p99 ms\twrites per UserDeployment\tchildren applied by the baseline", d.N)
+		line("  UserDeployment vs kubectl apply --server-side\t%.2f\t%.2f\t%.3f\t%s\t%.2f (%s)\t%s", d.WallSeconds, d.BaselineWallSeconds, d.WallRatio, p50p99(d.CreateToDone), d.Writes.PerUnit, methods(d.Writes.Methods), counts(d.Children))
+		_ = tw.Flush()
+	}
 	if len(rep.Restart) > 0 {
 		line("RESTART OVER CONVERGED STATE (settle %s)\twrites (goal 0)\trequests by method", rep.Config.Settle)
 		for _, r := range rep.Restart {
@@ -71,6 +76,14 @@ func methods(m map[string]float64) string {
 	var parts []string
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		parts = append(parts, fmt.Sprintf("%s=%.0f", k, m[k]))
+	}
+	return strings.Join(parts, " ")
+}
+
+func counts(m map[string]int) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, fmt.Sprintf("%s=%d", k, m[k]))
 	}
 	return strings.Join(parts, " ")
 }

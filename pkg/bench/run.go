@@ -12,12 +12,13 @@ import (
 )
 
 // Scenarios the harness knows, in the order it runs them.
-var Scenarios = []string{"throughput", "hop", "memory", "economy"}
+var Scenarios = []string{"throughput", "hop", "deployments", "memory", "economy"}
 
 // Config is one benchmark run.
 type Config struct {
 	Tasks       int           `json:"tasks"`
 	Workflows   int           `json:"workflows"`
+	Deployments int           `json:"deployments"`
 	Repeats     int           `json:"repeats"`
 	Workers     int           `json:"workers"`
 	MemoryTasks int           `json:"memoryTasks"`
@@ -47,11 +48,12 @@ type Report struct {
 	Throughput      []Pair    `json:"throughput,omitempty"`
 	WallRatioMedian float64   `json:"wallRatioMedian,omitempty"`
 	// PodSpecMatch: a managed task's Job and a baseline Job have the same pod spec, as stored.
-	PodSpecMatch *bool    `json:"podSpecMatch,omitempty"`
-	Hops         *Hops    `json:"hops,omitempty"`
-	HopWrites    *Writes  `json:"hopWrites,omitempty"`
-	Memory       []Memory `json:"memory,omitempty"`
-	Restart      []Writes `json:"restart,omitempty"`
+	PodSpecMatch *bool        `json:"podSpecMatch,omitempty"`
+	Hops         *Hops        `json:"hops,omitempty"`
+	HopWrites    *Writes      `json:"hopWrites,omitempty"`
+	Deployments  *Deployments `json:"deployments,omitempty"`
+	Memory       []Memory     `json:"memory,omitempty"`
+	Restart      []Writes     `json:"restart,omitempty"`
 }
 
 // Writes are a manager's API requests over a scenario, by method.
@@ -88,6 +90,13 @@ func Run(ctx context.Context, e *Env, cfg Config) (*Report, error) {
 		}
 		d := diff(after["workflows"], before["workflows"])
 		rep.HopWrites = &Writes{Manager: "workflows", Methods: d, Writes: writes(d), PerUnit: ratio(writes(d), float64(cfg.Workflows)), Unit: "workflow"}
+	}
+	if slices.Contains(cfg.Scenarios, "deployments") {
+		d, err := RunDeployments(ctx, e, base+"d", cfg.Deployments, cfg.Workers, cfg.Timeout)
+		if err != nil {
+			return rep, fmt.Errorf("deployments: %w", err)
+		}
+		rep.Deployments = d
 	}
 	if slices.Contains(cfg.Scenarios, "memory") {
 		if cfg.MemoryTasks > 0 {

@@ -21,7 +21,7 @@ import (
 func TestTinyRun(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "bench.json")
 	o := options{Out: out, Config: bench.Config{
-		Tasks: 20, Workflows: 2, Repeats: 2, Workers: 8, MemoryTasks: 10,
+		Tasks: 20, Workflows: 2, Deployments: 3, Repeats: 2, Workers: 8, MemoryTasks: 10,
 		Scenarios: bench.Scenarios, PodDelay: time.Second, Settle: 3 * time.Second, Timeout: 3 * time.Minute,
 	}}
 	var table bytes.Buffer
@@ -50,6 +50,12 @@ func TestTinyRun(t *testing.T) {
 	assert.Equal(t, 2, rep.Hops.Duration.N)
 	require.NotNil(t, rep.HopWrites)
 	assert.Positive(t, rep.HopWrites.Writes)
+
+	require.NotNil(t, rep.Deployments)
+	assert.Equal(t, 3, rep.Deployments.CreateToDone.N, "every UserDeployment seen Ready")
+	assert.Equal(t, 3, rep.Deployments.Children["Deployment"], "the baseline applies each app's Deployment")
+	assert.Positive(t, rep.Deployments.BaselineWallSeconds)
+	assert.Positive(t, rep.Deployments.Writes.Writes)
 
 	assert.Len(t, rep.Restart, 3)
 	for _, r := range rep.Restart {
