@@ -90,6 +90,11 @@ func asBaseline(obj *unstructured.Unstructured, run string) *unstructured.Unstru
 	}
 	c.SetLabels(baselineLabels(obj.GetLabels(), run))
 	c.SetAnnotations(obj.GetAnnotations())
+	if tl, ok, _ := unstructured.NestedStringMap(c.Object, "spec", "template", "metadata", "labels"); ok && tl[labels.ManagedBy] != "" {
+		// The pods stay out of the manager's sight too; selectors do not use managed-by.
+		tl[labels.ManagedBy] = "bench-baseline"
+		_ = unstructured.SetNestedStringMap(c.Object, tl, "spec", "template", "metadata", "labels")
+	}
 	if obj.GetKind() == "Service" {
 		// Allocated by the API server; a copy must get its own.
 		unstructured.RemoveNestedField(c.Object, "spec", "clusterIP")
