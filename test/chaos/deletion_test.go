@@ -26,11 +26,16 @@ import (
 
 var massDeletions = flag.Int("chaos.deletions", 30, "UserDeployments deleted at once (the issue's figure is 200)")
 
-// udNamespace holds the UserDeployments of the mass deletion.
-const udNamespace = "chaos-ud"
+const (
+	// udNamespace holds the UserDeployments of the mass deletion.
+	udNamespace = "chaos-ud"
+	// udsPerUser keeps each user within the default (free) tier's quota:
+	// 10 pods and 2 CPUs of limits, 250m a pod by default.
+	udsPerUser = 5
+)
 
-// TestMassDeletion creates -chaos.deletions image UserDeployments for five
-// users plus one of a sixth user, waits until all are Ready, deletes the
+// TestMassDeletion creates -chaos.deletions image UserDeployments, five per
+// user, plus one of a user of its own, waits until all are Ready, deletes the
 // lone one (the baseline: one deletion on a quiet manager), then all the
 // others at once, and requires that none is left, stuck in deletion or not,
 // and that no object with the managed-by label remains in any namespace
@@ -46,7 +51,7 @@ func TestMassDeletion(t *testing.T) {
 	uds := cs.SchedulerV1alpha1().UserDeployments(udNamespace)
 	start := time.Now()
 	parallel(t, n+1, func(i int) error {
-		name, user := fmt.Sprintf("app-%03d", i), fmt.Sprintf("chaos-%d", i%5)
+		name, user := fmt.Sprintf("app-%03d", i), fmt.Sprintf("chaos-%d", i/udsPerUser)
 		if i == n {
 			name, user = "solo", "chaos-solo"
 		}
