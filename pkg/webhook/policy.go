@@ -30,16 +30,22 @@ func Pending(st *v1alpha1.WebhookDelivery) bool {
 
 // Next returns how long to wait before the next attempt may be sent; zero
 // means now. It must only be called while Pending(st).
+//
+// The wait counts from the end of the second of the last attempt: status
+// stores lastAttemptTime with whole-second precision, so the attempt happened
+// somewhere in that second, and counting from its start could cut a backoff
+// short by up to a second. A retry may come up to a second late, never early.
 func (p Policy) Next(st *v1alpha1.WebhookDelivery, now time.Time) time.Duration {
 	if st == nil || st.Attempts == 0 || st.LastAttemptTime == nil {
 		return 0
 	}
+	last := st.LastAttemptTime.Truncate(time.Second).Add(time.Second)
 	delay := p.BaseDelay
 	for i := int32(1); i < st.Attempts && delay < p.MaxDelay; i++ {
 		delay *= 2
 	}
 	delay = min(delay, p.MaxDelay)
-	if wait := st.LastAttemptTime.Add(delay).Sub(now); wait > 0 {
+	if wait := last.Add(delay).Sub(now); wait > 0 {
 		return wait
 	}
 	return 0

@@ -85,6 +85,18 @@ func TestSignVerify(t *testing.T) {
 	assert.False(t, Verify([]byte("k"), body, ""))
 }
 
+// TestPolicyNeverRetriesEarly: status keeps lastAttemptTime to the second,
+// so an attempt stored as t0 happened in [t0, t0+1s); the next may not start
+// before t0+1s+delay.
+func TestPolicyNeverRetriesEarly(t *testing.T) {
+	p := Policy{MaxAttempts: 5, BaseDelay: 200 * time.Millisecond, MaxDelay: time.Second}
+	t0 := time.Date(2026, 1, 1, 0, 0, 7, 0, time.UTC)
+	stored := &v1alpha1.WebhookDelivery{Attempts: 1, LastAttemptTime: new(metav1.NewTime(t0))}
+	assert.Equal(t, 700*time.Millisecond, p.Next(stored, t0.Add(500*time.Millisecond)))
+	assert.Zero(t, p.Next(stored, t0.Add(1200*time.Millisecond)))
+	assert.Equal(t, t0, stored.LastAttemptTime.Time, "the stored status is not modified")
+}
+
 func TestPolicy(t *testing.T) {
 	p := Policy{MaxAttempts: 3, BaseDelay: time.Second, MaxDelay: 3 * time.Second}
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -95,15 +107,16 @@ func TestPolicy(t *testing.T) {
 	assert.Equal(t, int32(1), st.Attempts)
 	assert.Equal(t, "connection refused", st.LastError)
 	assert.True(t, Pending(st))
-	assert.Equal(t, time.Second, p.Next(st, now))
-	assert.Equal(t, 500*time.Millisecond, p.Next(st, now.Add(500*time.Millisecond)))
+	// Waits count from the end of the recorded second (now+1s).
+	assert.Equal(t, 2*time.Second, p.Next(st, now))
+	assert.Equal(t, 1500*time.Millisecond, p.Next(st, now.Add(500*time.Millisecond)))
 	assert.Zero(t, p.Next(st, now.Add(2*time.Second)))
 
 	st = p.Record(st, Result{StatusCode: 503, Err: errors.New("receiver answered 503")}, now)
-	assert.Equal(t, 2*time.Second, p.Next(st, now), "doubles")
+	assert.Equal(t, 3*time.Second, p.Next(st, now), "doubles")
 	assert.Equal(t, int32(503), st.LastStatusCode)
 	st.Attempts = 5
-	assert.Equal(t, 3*time.Second, p.Next(st, now), "capped")
+	assert.Equal(t, 4*time.Second, p.Next(st, now), "capped")
 	st.Attempts = 2
 
 	gaveUp := p.Record(st, Result{Err: errors.New("timeout")}, now)

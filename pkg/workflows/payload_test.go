@@ -10,18 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
-	"opsnorth.io/scheduler/pkg/webhook"
 )
-
-func TestNextAttempt(t *testing.T) {
-	p := webhook.Policy{MaxAttempts: 5, BaseDelay: 200 * time.Millisecond, MaxDelay: time.Second}
-	stored := &v1alpha1.WebhookDelivery{Attempts: 1, LastAttemptTime: new(metav1.NewTime(t0))}
-	assert.Equal(t, time.Duration(0), nextAttempt(p, nil, t0))
-	// The attempt happened within [t0, t0+1s): wait until t0+1s+200ms.
-	assert.Equal(t, 700*time.Millisecond, nextAttempt(p, stored, t0.Add(500*time.Millisecond)))
-	assert.Equal(t, time.Duration(0), nextAttempt(p, stored, t0.Add(1200*time.Millisecond)))
-	assert.Equal(t, t0, stored.LastAttemptTime.Time, "the stored status is not modified")
-}
 
 func TestPayload(t *testing.T) {
 	wf := makeWorkflow("pay").step("a", nil).obj()

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -75,7 +74,7 @@ func (r *Reconciler) deliver(ctx context.Context, wf *v1alpha1.Workflow) (ctrl.R
 		return ctrl.Result{}, nil
 	}
 	policy := r.webhooks.policy
-	if wait := nextAttempt(policy, wf.Status.Webhook, r.now()); wait > 0 {
+	if wait := policy.Next(wf.Status.Webhook, r.now()); wait > 0 {
 		return ctrl.Result{RequeueAfter: wait}, nil
 	}
 	body, err := payload(wf)
@@ -108,7 +107,7 @@ func (r *Reconciler) deliver(ctx context.Context, wf *v1alpha1.Workflow) (ctrl.R
 			"completion webhook not delivered after %d attempts: %s", status.Webhook.Attempts, status.Webhook.LastError)
 	}
 	if webhook.Pending(status.Webhook) {
-		return ctrl.Result{RequeueAfter: max(nextAttempt(policy, status.Webhook, r.now()), 1)}, nil
+		return ctrl.Result{RequeueAfter: max(policy.Next(status.Webhook, r.now()), 1)}, nil
 	}
 	return ctrl.Result{}, nil
 }
@@ -144,15 +143,4 @@ func (r *Reconciler) webhookSecret(ctx context.Context, wf *v1alpha1.Workflow) (
 		return nil, missingKeyError{name: ref.Name, key: ref.Key}
 	}
 	return v, nil
-}
-
-// nextAttempt is policy.Next, counting from the end of the second of the
-// last attempt: status stores lastAttemptTime with whole-second precision,
-// which would otherwise cut a backoff short by up to a second.
-func nextAttempt(policy webhook.Policy, st *v1alpha1.WebhookDelivery, now time.Time) time.Duration {
-	if st != nil && st.LastAttemptTime != nil {
-		st = st.DeepCopy()
-		st.LastAttemptTime = new(metav1.NewTime(st.LastAttemptTime.Truncate(time.Second).Add(time.Second)))
-	}
-	return policy.Next(st, now)
 }
