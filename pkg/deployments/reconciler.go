@@ -120,10 +120,13 @@ func (r *Reconciler) ensureFinalizer(ctx context.Context, s *scope) (bool, error
 		}
 	}
 	ac := schedacv1alpha1.UserDeployment(s.ud.Name, s.ud.Namespace).WithUID(s.ud.UID).WithFinalizers(Finalizer)
-	if _, err := r.clientset.SchedulerV1alpha1().UserDeployments(s.ud.Namespace).Apply(ctx, ac,
-		metav1.ApplyOptions{FieldManager: r.owner, Force: true}); err != nil {
+	updated, err := r.clientset.SchedulerV1alpha1().UserDeployments(s.ud.Namespace).Apply(ctx, ac,
+		metav1.ApplyOptions{FieldManager: r.owner, Force: true})
+	if err != nil {
 		return false, fmt.Errorf("add finalizer: %w", err)
 	}
+	// The status write at the end is conditional on this version.
+	s.ud.ResourceVersion = updated.ResourceVersion
 	return false, nil
 }
 

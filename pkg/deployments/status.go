@@ -114,11 +114,20 @@ func (r *Reconciler) writeStatus(ctx context.Context, old *v1alpha1.UserDeployme
 	if equality.Semantic.DeepEqual(old.Status, s.status) {
 		return nil
 	}
-	ac := schedacv1alpha1.UserDeployment(s.ud.Name, s.ud.Namespace).WithUID(s.ud.UID).WithStatus(statusApply(&s.status))
+	// The resourceVersion makes a status computed from a stale cached object
+	// fail instead of overwriting newer status (an apply that omits a field
+	// this manager set before, such as lastReconcile, would remove it).
+	ac := schedacv1alpha1.UserDeployment(s.ud.Name, s.ud.Namespace).WithUID(s.ud.UID).
+		WithResourceVersion(s.ud.ResourceVersion).WithStatus(statusApply(&s.status))
 	if _, err := r.clientset.SchedulerV1alpha1().UserDeployments(s.ud.Namespace).ApplyStatus(ctx, ac,
 		metav1.ApplyOptions{FieldManager: r.owner, Force: true}); err != nil {
-		if apierrors.IsNotFound(err) || (s.ud.DeletionTimestamp != nil && apierrors.IsConflict(err)) {
+		switch {
+		case apierrors.IsNotFound(err):
 			return nil // gone meanwhile (the UID keeps the apply from recreating it)
+		case apierrors.IsConflict(err):
+			// A newer version exists; its update event reconciles again.
+			ctrl.LoggerFrom(ctx).V(1).Info("status not written: the cached object is stale")
+			return nil
 		}
 		return fmt.Errorf("write status: %w", err)
 	}
