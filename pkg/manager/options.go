@@ -48,8 +48,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"Duration non-leader replicas wait before forcing acquisition of the Lease.")
 	fs.DurationVar(&o.RenewDeadline, "leader-election-renew-deadline", 10*time.Second,
 		"Duration the leader retries renewing the Lease before giving up leadership.")
-	fs.DurationVar(&o.RetryPeriod, "leader-election-retry-period", 2*time.Second,
-		"Duration between leader-election attempts.")
+	fs.DurationVar(&o.RetryPeriod, "leader-election-retry-period", 500*time.Millisecond,
+		"Duration between Lease renewals by the leader, and between acquisition attempts by a standby (jittered up to 2.2x). "+
+			"Shorter than client-go's 2s so a standby takes over within 17s of a crashed leader and within about 1s of a released Lease.")
 	fs.DurationVar(&o.GracefulShutdownTimeout, "graceful-shutdown-timeout", 30*time.Second,
 		"Time given to running controllers to stop on shutdown; 0 stops without waiting.")
 	fs.IntVar(&o.MaxConcurrentReconciles, "max-concurrent-reconciles", 10,

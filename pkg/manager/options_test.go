@@ -27,7 +27,7 @@ func TestOptionsDefaults(t *testing.T) {
 	assert.True(t, o.LeaderElectionReleaseOnCancel)
 	assert.Equal(t, 15*time.Second, o.LeaseDuration)
 	assert.Equal(t, 10*time.Second, o.RenewDeadline)
-	assert.Equal(t, 2*time.Second, o.RetryPeriod)
+	assert.Equal(t, 500*time.Millisecond, o.RetryPeriod)
 	assert.Equal(t, 30*time.Second, o.GracefulShutdownTimeout)
 	assert.Equal(t, 10, o.MaxConcurrentReconciles)
 	assert.InDelta(t, 50, o.KubeAPIQPS, 0)
