@@ -34,7 +34,9 @@ func RestCounts(ctx context.Context, m *localcluster.Manager) (map[string]float6
 	return parseRestCounts(string(body))
 }
 
-// parseRestCounts sums rest_client_requests_total by method in a Prometheus text exposition.
+// parseRestCounts sums rest_client_requests_total by method in a Prometheus
+// text exposition; requests that did not succeed (a code other than 2xx) are
+// kept apart as "<method> <code>", e.g. "PATCH 409".
 func parseRestCounts(text string) (map[string]float64, error) {
 	out := map[string]float64{}
 	sc := bufio.NewScanner(strings.NewReader(text))
@@ -52,7 +54,12 @@ func parseRestCounts(text string) (map[string]float64, error) {
 		if err != nil {
 			return nil, fmt.Errorf("sample %q: %w", line, err)
 		}
-		out[labelValue(line[len(restMetric)+1:end], "method")] += v
+		labels := line[len(restMetric)+1 : end]
+		key := labelValue(labels, "method")
+		if code := labelValue(labels, "code"); !strings.HasPrefix(code, "2") {
+			key += " " + code
+		}
+		out[key] += v
 	}
 	return out, sc.Err()
 }
@@ -67,11 +74,12 @@ func labelValue(labels, name string) string {
 	return ""
 }
 
-// writes is the number of mutating requests in counts (every method but GET).
+// writes is the number of mutating requests in counts (every method but
+// GET), failed ones included.
 func writes(counts map[string]float64) float64 {
 	var n float64
-	for method, v := range counts {
-		if method != http.MethodGet {
+	for key, v := range counts {
+		if method, _, _ := strings.Cut(key, " "); method != http.MethodGet {
 			n += v
 		}
 	}
@@ -124,4 +132,55 @@ func ReadMemory(p *localcluster.Process) (Memory, error) {
 		}
 	}
 	return m, nil
+}
+
+// ReadCPUSeconds reads p's user+system CPU time from /proc/<pid>/stat.
+func ReadCPUSeconds(p *localcluster.Process) (float64, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.PID()))
+	if err != nil {
+		return 0, err
+	}
+	return parseCPUSeconds(string(data), clockTicks)
+}
+
+// clockTicks is USER_HZ, the unit of /proc/<pid>/stat times: 100 on every
+// Linux architecture Go supports.
+const clockTicks = 100
+
+// parseCPUSeconds returns utime+stime of a /proc/<pid>/stat line in seconds.
+// The command name (field 2) may hold spaces and parentheses, so fields are
+// counted from the last ')'.
+func parseCPUSeconds(stat string, ticks float64) (float64, error) {
+	i := strings.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("malformed stat %q", stat)
+	}
+	fields := strings.Fields(stat[i+1:])
+	// fields[0] is field 3 (state): utime is field 14, stime field 15.
+	if len(fields) < 13 {
+		return 0, fmt.Errorf("short stat %q", stat)
+	}
+	var sum float64
+	for _, f := range fields[11:13] {
+		v, err := strconv.ParseFloat(f, 64)
+		if err != nil {
+			return 0, fmt.Errorf("stat field %q: %w", f, err)
+		}
+		sum += v
+	}
+	return sum / ticks, nil
+}
+
+// cpuSnapshot reads the CPU time of every running process of the cluster.
+func cpuSnapshot(e *Env) map[string]float64 {
+	out := map[string]float64{}
+	for _, p := range e.Cluster.Processes() {
+		if p.Exited() {
+			continue
+		}
+		if v, err := ReadCPUSeconds(p); err == nil {
+			out[p.Name] = v
+		}
+	}
+	return out
 }

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"maps"
@@ -29,6 +30,7 @@ func PrintTable(w io.Writer, rep *Report) error {
 					p50p99(t.CreateToRunning), p50p99(t.CreateToPodRunning), p50p99(t.CreateToDone), p50p99(t.PodDoneToDone), per)
 			}
 			line("  wall ratio managed/baseline\t%d\t%s\t%.3f\t\t\t\t\t\t%s", p.Rep, order, p.WallRatio, methods(p.TaskWrites))
+			line("  CPU s baseline → managed\t%d\t%s\t\t\t%s", p.Rep, order, cpuPairs(p.Baseline.CPUSeconds, p.Managed.CPUSeconds))
 		}
 		line("  median wall ratio (goal ≤ 1.10)\t\t\t%.3f\t\t\t\t\t\t", rep.WallRatioMedian)
 		if rep.PodSpecMatch != nil {
@@ -86,4 +88,20 @@ func counts(m map[string]int) string {
 		parts = append(parts, fmt.Sprintf("%s=%d", k, m[k]))
 	}
 	return strings.Join(parts, " ")
+}
+
+// cpuPairs lists "process baseline→managed" CPU seconds, busiest first.
+func cpuPairs(baseline, managed map[string]float64) string {
+	names := slices.Collect(maps.Keys(managed))
+	for n := range baseline {
+		if _, ok := managed[n]; !ok {
+			names = append(names, n)
+		}
+	}
+	slices.SortFunc(names, func(a, b string) int { return cmp.Compare(managed[b]+baseline[b], managed[a]+baseline[a]) })
+	var parts []string
+	for _, n := range names {
+		parts = append(parts, fmt.Sprintf("%s %.1f→%.1f", n, baseline[n], managed[n]))
+	}
+	return strings.Join(parts, ", ")
 }

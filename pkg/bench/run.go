@@ -22,6 +22,8 @@ type Config struct {
 	Repeats     int           `json:"repeats"`
 	Workers     int           `json:"workers"`
 	MemoryTasks int           `json:"memoryTasks"`
+	// MemoryDeployments are extra UserDeployments created (to Ready) before memory is read.
+	MemoryDeployments int `json:"memoryDeployments"`
 	Scenarios   []string      `json:"scenarios"`
 	PodDelay    time.Duration `json:"podDelay"`
 	Settle      time.Duration `json:"settle"`
@@ -104,6 +106,11 @@ func Run(ctx context.Context, e *Env, cfg Config) (*Report, error) {
 				return rep, fmt.Errorf("memory load: %w", err)
 			}
 		}
+		if cfg.MemoryDeployments > 0 {
+			if _, err := UserDeploymentsToReady(ctx, e, base+"n", cfg.MemoryDeployments, cfg.Workers, cfg.Timeout); err != nil {
+				return rep, fmt.Errorf("memory load: %w", err)
+			}
+		}
 		if err := readMemory(e, rep); err != nil {
 			return rep, err
 		}
@@ -125,7 +132,9 @@ func runThroughput(ctx context.Context, e *Env, cfg Config, base string, rep *Re
 		p := Pair{Rep: i, BaselineFirst: i%2 == 0}
 		run := fmt.Sprintf("%s%d", base, i)
 		baseline := func() (err error) {
+			cpu := cpuSnapshot(e)
 			p.Baseline, err = JobThroughput(ctx, e, run+"j", cfg.Tasks, cfg.Workers, cfg.Timeout)
+			p.Baseline.CPUSeconds = diff(cpuSnapshot(e), cpu)
 			return err
 		}
 		managed := func() error {
@@ -133,9 +142,11 @@ func runThroughput(ctx context.Context, e *Env, cfg Config, base string, rep *Re
 			if err != nil {
 				return err
 			}
+			cpu := cpuSnapshot(e)
 			if p.Managed, err = TaskThroughput(ctx, e, run+"t", cfg.Tasks, cfg.Workers, cfg.Timeout); err != nil {
 				return err
 			}
+			p.Managed.CPUSeconds = diff(cpuSnapshot(e), cpu)
 			after, err := RestCounts(ctx, e.Managers["tasks"])
 			p.TaskWrites = diff(after, before)
 			p.TaskWritesPerObj = ratio(writes(p.TaskWrites), float64(cfg.Tasks))

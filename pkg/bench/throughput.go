@@ -41,6 +41,10 @@ type Throughput struct {
 	CreateToDone       Dist `json:"createToDone"`
 	// PodDoneToDone is the controller's reaction: pod Succeeded → task Succeeded / Job Complete.
 	PodDoneToDone Dist `json:"podDoneToDone"`
+	// CPUSeconds is the CPU time (user+system) each process of the local
+	// cluster and each manager spent during the burst: on a machine where the
+	// cluster is CPU-bound, it shows where the wall time went.
+	CPUSeconds map[string]float64 `json:"cpuSeconds,omitempty"`
 }
 
 // burst creates n objects with workers goroutines, each create stamped just

@@ -69,6 +69,9 @@ type Cluster struct {
 	mu      sync.Mutex
 	procs   []*Process
 	stopped bool
+	// managerEnv is each packaged manager container's literal env, by
+	// component, recorded by InstallRBAC.
+	managerEnv map[string][]string
 }
 
 // Phase is a step of Start and when, counted from the start, it was done.

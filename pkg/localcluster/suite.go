@@ -11,8 +11,11 @@ import (
 	"strconv"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/api/resource"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/yaml"
 )
 
 // ManagerNamespace is where the managers' ServiceAccounts and leases live,
@@ -29,6 +32,8 @@ var rbacKinds = []string{"Namespace", "ServiceAccount", "ClusterRole", "ClusterR
 
 // InstallRBAC renders the all-in-one kustomize overlay exactly as users
 // install it and applies its namespaces, ServiceAccounts, roles and bindings.
+// It records each manager Deployment's literal env (workers, client QPS...)
+// so StartManager runs the managers as packaged.
 func (c *Cluster) InstallRBAC(ctx context.Context, root string) (int, error) {
 	resMap, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).
 		Run(filesys.MakeFsOnDisk(), filepath.Join(root, "kustomize", "overlays", "all-in-one"))
@@ -36,7 +41,14 @@ func (c *Cluster) InstallRBAC(ctx context.Context, root string) (int, error) {
 		return 0, fmt.Errorf("render kustomize/overlays/all-in-one: %w", err)
 	}
 	var out []byte
+	env := map[string][]string{}
 	for _, res := range resMap.Resources() {
+		if res.GetKind() == "Deployment" {
+			comp := res.GetLabels()["app.kubernetes.io/component"]
+			if env[comp], err = literalEnv(res); err != nil {
+				return 0, err
+			}
+		}
 		if !slices.Contains(rbacKinds, res.GetKind()) {
 			continue
 		}
@@ -50,7 +62,35 @@ func (c *Cluster) InstallRBAC(ctx context.Context, root string) (int, error) {
 	if err := os.WriteFile(path, out, 0o600); err != nil {
 		return 0, fmt.Errorf("write %s: %w", path, err)
 	}
+	c.mu.Lock()
+	c.managerEnv = env
+	c.mu.Unlock()
 	return c.Apply(ctx, path)
+}
+
+// literalEnv returns NAME=value for every env entry of a rendered Deployment's
+// manager container that has a literal value (downward-API entries have none).
+func literalEnv(res *resource.Resource) ([]string, error) {
+	doc, err := res.AsYAML()
+	if err != nil {
+		return nil, fmt.Errorf("render Deployment %s: %w", res.GetName(), err)
+	}
+	var d appsv1.Deployment
+	if err := yaml.Unmarshal(doc, &d); err != nil {
+		return nil, fmt.Errorf("read Deployment %s: %w", res.GetName(), err)
+	}
+	var out []string
+	for _, c := range d.Spec.Template.Spec.Containers {
+		if c.Name != "manager" {
+			continue
+		}
+		for _, e := range c.Env {
+			if e.ValueFrom == nil {
+				out = append(out, e.Name+"="+e.Value)
+			}
+		}
+	}
+	return out, nil
 }
 
 // BuildManagers builds the three manager binaries from the repository at root
@@ -95,7 +135,9 @@ func DefaultManagerArgs(component string) []string {
 // StartManager runs a manager binary authenticated as its own ServiceAccount
 // (opsnorth-system/opsnorth-scheduler-<component>), so it has exactly the
 // permissions the packaging grants, and waits until it reports ready. name
-// tells replicas apart ("tasks-1"); args are added to the defaults.
+// tells replicas apart ("tasks-1"); args are added to the defaults. The
+// process gets the packaged Deployment's literal env (see InstallRBAC); flags
+// win over env.
 func (c *Cluster) StartManager(ctx context.Context, name, component, bin string, args ...string) (*Manager, error) {
 	kubeconfig, err := c.KubeconfigForServiceAccount(ManagerNamespace, "opsnorth-scheduler-"+component)
 	if err != nil {
@@ -117,7 +159,10 @@ func (c *Cluster) StartManager(ctx context.Context, name, component, bin string,
 		"--health-probe-bind-address=" + m.HealthAddr,
 		"--zap-devel",
 	}, DefaultManagerArgs(component)...)
-	if m.Process, err = c.StartProcess(name, bin, append(all, args...), nil); err != nil {
+	c.mu.Lock()
+	env := c.managerEnv[component]
+	c.mu.Unlock()
+	if m.Process, err = c.StartProcess(name, bin, append(all, args...), env); err != nil {
 		return nil, err
 	}
 	if err := m.waitReady(ctx, 2*time.Minute); err != nil {

@@ -63,6 +63,14 @@ func (r *Reconciler) recordTransition(ctx context.Context, s *scope, old v1alpha
 		CompletedTotal.WithLabelValues(string(st.Phase)).Inc()
 	}
 	ctrl.LoggerFrom(ctx).Info("phase changed", "from", old.Phase, "to", st.Phase, "reason", st.Reason)
+	// Only the end of a task is an Event: Pending and Running are in status
+	// (with their times) and the Job controller records its own Job's
+	// creation. One Event per task instead of one per phase took a third
+	// of the tasks manager's writes off the API server (see the README's
+	// performance section).
+	if !st.Phase.IsTerminal() {
+		return
+	}
 	eventType := corev1.EventTypeNormal
 	if st.Phase == v1alpha1.TaskFailed || st.Phase == v1alpha1.TaskTimeout {
 		eventType = corev1.EventTypeWarning

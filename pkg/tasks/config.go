@@ -22,6 +22,11 @@ type Config struct {
 	WebhookTimeout time.Duration
 	// UserAgent is sent with every webhook request.
 	UserAgent string
+	// PendingStatusDelay is how long after its Job was created a new task's
+	// first status (Pending) waits for the pod to run. Most pods run within
+	// it and the task goes straight to Running: one status write of three
+	// less per task. 0 writes Pending at once.
+	PendingStatusDelay time.Duration
 }
 
 // DefaultConfig returns the defaults of the manager's flags.
@@ -31,5 +36,6 @@ func DefaultConfig() Config {
 		Webhook:                        webhook.DefaultPolicy,
 		WebhookTimeout:                 10 * time.Second,
 		UserAgent:                      "opsnorth-scheduler-tasks",
+		PendingStatusDelay:             3 * time.Second,
 	}
 }

@@ -183,6 +183,10 @@ func (r *Reconciler) updateStatus(ctx context.Context, s *scope) error {
 	if equality.Semantic.DeepEqual(old, st) {
 		return nil
 	}
+	if wait := r.pendingDelay(old, st, s.obs); wait > 0 {
+		s.requeue = minPositive(s.requeue, wait)
+		return nil
+	}
 	updated, err := r.applyStatus(ctx, s.task, st)
 	if err != nil {
 		return err
@@ -190,6 +194,17 @@ func (r *Reconciler) updateStatus(ctx context.Context, s *scope) error {
 	r.recordTransition(ctx, s, old, updated)
 	s.task = updated
 	return nil
+}
+
+// pendingDelay is how much longer a new task waits before its first status,
+// Pending, is written: until cfg.PendingStatusDelay after its Job was
+// created. A task waiting for something else than its pod (a predecessor's
+// Job) has no Job yet and is shown at once.
+func (r *Reconciler) pendingDelay(old, st v1alpha1.AgentTaskStatus, obs Observation) time.Duration {
+	if old.Phase != "" || st.Phase != v1alpha1.TaskPending || obs.Job == nil {
+		return 0
+	}
+	return max(0, obs.Job.CreationTimestamp.Add(r.cfg.PendingStatusDelay).Sub(obs.Now))
 }
 
 func minPositive(a, b time.Duration) time.Duration {

@@ -34,12 +34,13 @@ type options struct {
 func main() {
 	var o options
 	var scenarios, managerArgs string
-	flag.IntVar(&o.Tasks, "tasks", 200, "AgentTasks (and baseline Jobs) per throughput burst; default sized for a run under 10 minutes on 2 cores (the issue's 1000 makes each burst about 5× longer)")
-	flag.IntVar(&o.Workflows, "workflows", 20, "workflows of 5 steps in the hop scenario")
-	flag.IntVar(&o.Deployments, "deployments", 20, "UserDeployments in the deployments scenario (the issue's 200: --deployments=200)")
-	flag.IntVar(&o.Repeats, "repeats", 2, "throughput repetitions; the order of managed and baseline alternates")
+	flag.IntVar(&o.Tasks, "tasks", 1000, "AgentTasks (and baseline Jobs) per throughput burst")
+	flag.IntVar(&o.Workflows, "workflows", 100, "workflows of 5 steps in the hop scenario")
+	flag.IntVar(&o.Deployments, "deployments", 200, "UserDeployments in the deployments scenario")
+	flag.IntVar(&o.Repeats, "repeats", 3, "throughput repetitions; the order of managed and baseline alternates")
 	flag.IntVar(&o.Workers, "workers", 32, "concurrent creates of the load generator (the same for managed and baseline)")
 	flag.IntVar(&o.MemoryTasks, "memory-tasks", 0, "extra AgentTasks created before memory is read (the issue's 10k: --memory-tasks=10000)")
+	flag.IntVar(&o.MemoryDeployments, "memory-deployments", 0, "extra UserDeployments created (to Ready) before memory is read (the issue's 1k: --memory-deployments=1000)")
 	flag.StringVar(&scenarios, "scenarios", strings.Join(bench.Scenarios, ","), "comma list of scenarios: "+strings.Join(bench.Scenarios, ", "))
 	flag.DurationVar(&o.PodDelay, "pod-delay", time.Second, "how long each Job pod runs on the kwok node")
 	flag.DurationVar(&o.Settle, "settle", 15*time.Second, "how long a restarted manager runs before its writes are counted")

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -26,6 +27,8 @@ type Options struct {
 	// DefaultTTLSecondsAfterFinished is the Jobs' ttlSecondsAfterFinished
 	// unless a task sets its own.
 	DefaultTTLSecondsAfterFinished int32
+	// PendingStatusDelay delays a new task's Pending status; see tasks.Config.
+	PendingStatusDelay time.Duration
 }
 
 // AddFlags registers the tasks flags on fs, setting o to their defaults.
@@ -42,6 +45,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.Int32Var(&o.DefaultTTLSecondsAfterFinished, "default-ttl-seconds-after-finished", def.DefaultTTLSecondsAfterFinished,
 		"Seconds a finished Job and its pod are kept, unless the task sets ttlSecondsAfterFinished.")
 	manager.BindEnv(fs, "default-ttl-seconds-after-finished", "DEFAULT_TTL_SECONDS_AFTER_FINISHED")
+	fs.DurationVar(&o.PendingStatusDelay, "pending-status-delay", def.PendingStatusDelay,
+		"How long a new task's Pending status waits for its pod to run after the Job is created; a task whose pod runs within it goes straight to Running, one status write less. 0 writes Pending at once.")
+	manager.BindEnv(fs, "pending-status-delay", "PENDING_STATUS_DELAY")
 }
 
 // Validate checks the tasks flags; each error names its flag.
@@ -49,6 +55,9 @@ func (o *Options) Validate() error {
 	errs := []error{o.Webhook.Validate()}
 	if o.DefaultTTLSecondsAfterFinished < 0 {
 		errs = append(errs, fmt.Errorf("--default-ttl-seconds-after-finished: must not be negative, got %d", o.DefaultTTLSecondsAfterFinished))
+	}
+	if o.PendingStatusDelay < 0 {
+		errs = append(errs, fmt.Errorf("--pending-status-delay: must not be negative, got %s", o.PendingStatusDelay))
 	}
 	return errors.Join(errs...)
 }
@@ -62,6 +71,7 @@ func (o *Options) Config() (tasks.Config, error) {
 	cfg := tasks.DefaultConfig()
 	cfg.AllowPrivileged = o.AllowPrivilegedTasks
 	cfg.DefaultTTLSecondsAfterFinished = o.DefaultTTLSecondsAfterFinished
+	cfg.PendingStatusDelay = o.PendingStatusDelay
 	cfg.Webhook = o.Webhook.Policy()
 	cfg.WebhookGuard = guard
 	cfg.WebhookTimeout = o.Webhook.Timeout
