@@ -147,6 +147,7 @@ func managerOptions(opts Options, c Component, scheme *runtime.Scheme) ctrl.Opti
 		Cache:                         cacheOpts,
 		Metrics:                       metricsserver.Options{BindAddress: opts.MetricsBindAddress},
 		HealthProbeBindAddress:        opts.HealthProbeBindAddress,
+		PprofBindAddress:              opts.PprofBindAddress,
 		LeaderElection:                opts.LeaderElect,
 		LeaderElectionID:              c.LeaderElectionID,
 		LeaderElectionNamespace:       opts.LeaderElectionNamespace,

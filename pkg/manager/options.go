@@ -17,6 +17,7 @@ import (
 type Options struct {
 	MetricsBindAddress            string
 	HealthProbeBindAddress        string
+	PprofBindAddress              string
 	LeaderElect                   bool
 	LeaderElectionNamespace       string
 	LeaderElectionReleaseOnCancel bool
@@ -37,6 +38,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		`Address the plain-HTTP metrics endpoint binds to; "0" disables it.`)
 	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", ":8081",
 		`Address the /healthz and /readyz probe endpoint binds to; "0" disables it.`)
+	fs.StringVar(&o.PprofBindAddress, "pprof-bind-address", "0",
+		`Address a net/http/pprof endpoint binds to, for profiling memory and CPU; "0" (the default) disables it.`)
 	fs.BoolVar(&o.LeaderElect, "leader-elect", true,
 		"Enable leader election so that only one replica reconciles at a time.")
 	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", "",
@@ -83,6 +86,9 @@ func (o *Options) Validate() error {
 	}
 	if err := validateBindAddress(o.HealthProbeBindAddress); err != nil {
 		add("health-probe-bind-address", "%v", err)
+	}
+	if err := validateBindAddress(o.PprofBindAddress); err != nil {
+		add("pprof-bind-address", "%v", err)
 	}
 	durations := []struct {
 		flag  string
