@@ -3,11 +3,13 @@ package tasks
 import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/labels"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8slabels "k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
+	"opsnorth.io/scheduler/pkg/labels"
 )
 
 // podJobIndex indexes cached pods by the name of the Job that controls them.
@@ -18,7 +20,7 @@ const podJobIndex = "tasks.opsnorth.io/job"
 // template of a Job (which holds the task's whole input) and the spec of a
 // pod are never cached.
 func CacheByObject() map[client.Object]cache.ByObject {
-	sel := labels.SelectorFromSet(selectorLabels())
+	sel := k8slabels.SelectorFromSet(selectorLabels())
 	return map[client.Object]cache.ByObject{
 		&batchv1.Job{}: {Label: sel, Transform: trimJob},
 		&corev1.Pod{}:  {Label: sel, Transform: trimPod},
@@ -29,8 +31,10 @@ func CacheByObject() map[client.Object]cache.ByObject {
 const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
 
 // trimTask drops what the controller never reads from cached AgentTasks:
-// managed fields, kubectl's last-applied copy and, once the task is terminal
-// and its Job will never be built again, its input, command and args.
+// managed fields and kubectl's last-applied copy. A terminal task is never
+// observed again (its spec is immutable, so its status is final) and only its
+// webhook may still be due, which works from a live read: the cache keeps its
+// identity, phase and webhook state, so 10k finished tasks cost little.
 func trimTask(obj any) (any, error) {
 	task, ok := obj.(*v1alpha1.AgentTask)
 	if !ok {
@@ -38,22 +42,43 @@ func trimTask(obj any) (any, error) {
 	}
 	task.ManagedFields = nil
 	delete(task.Annotations, lastApplied)
-	if task.Status.Phase.IsTerminal() {
-		task.Spec.Input, task.Spec.Command, task.Spec.Args = nil, nil, nil
+	if st := task.Status; st.Phase.IsTerminal() {
+		task.Annotations = nil
+		task.Spec = v1alpha1.AgentTaskSpec{TaskID: task.Spec.TaskID, UserID: task.Spec.UserID, WebhookURL: task.Spec.WebhookURL}
+		task.Status = v1alpha1.AgentTaskStatus{Phase: st.Phase, Reason: st.Reason, Webhook: st.Webhook}
 	}
 	return task, nil
 }
 
-// trimJob keeps a Job's identity, labels, owners and status.
+// trimJob keeps a Job's identity, owners, task label and the status fields
+// the phase is computed from.
 func trimJob(obj any) (any, error) {
 	job, ok := obj.(*batchv1.Job)
 	if !ok {
 		return obj, nil
 	}
-	job.ManagedFields = nil
-	job.Annotations = nil
+	trimMeta(&job.ObjectMeta)
 	job.Spec = batchv1.JobSpec{ActiveDeadlineSeconds: job.Spec.ActiveDeadlineSeconds}
+	st := job.Status
+	job.Status = batchv1.JobStatus{
+		Conditions: st.Conditions, StartTime: st.StartTime, CompletionTime: st.CompletionTime,
+		Active: st.Active, Succeeded: st.Succeeded, Failed: st.Failed,
+	}
 	return job, nil
+}
+
+// trimMeta keeps the metadata of a cached Job or pod the controller reads:
+// identity, owners, times and the task label (events map pods by it).
+func trimMeta(m *metav1.ObjectMeta) {
+	m.ManagedFields = nil
+	m.Annotations = nil
+	m.Finalizers = nil
+	m.GenerateName = ""
+	if task, ok := m.Labels[labels.AgentTask]; ok {
+		m.Labels = map[string]string{labels.AgentTask: task}
+	} else {
+		m.Labels = nil
+	}
 }
 
 // trimPod keeps a pod's identity, labels, owners and the parts of its status
@@ -63,8 +88,7 @@ func trimPod(obj any) (any, error) {
 	if !ok {
 		return obj, nil
 	}
-	pod.ManagedFields = nil
-	pod.Annotations = nil
+	trimMeta(&pod.ObjectMeta)
 	pod.Spec = corev1.PodSpec{}
 	var conds []corev1.PodCondition
 	for _, c := range pod.Status.Conditions {

@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
+	"opsnorth.io/scheduler/pkg/labels"
 )
 
 func TestTrimTask(t *testing.T) {
@@ -28,16 +29,24 @@ func TestTrimTask(t *testing.T) {
 	assert.Equal(t, running.Spec, got.Spec, "a task that may still need its Job keeps its whole spec")
 
 	done := running.DeepCopy()
-	done.Status.Phase = v1alpha1.TaskSucceeded
+	done.Status = v1alpha1.AgentTaskStatus{
+		Phase: v1alpha1.TaskSucceeded, Reason: ReasonCompleted, Message: "the agent completed successfully",
+		Output: map[string]string{"summary": "long text"}, JobName: "summarise", PodName: "summarise-x",
+		Conditions: []metav1.Condition{{Type: "Ready", Status: metav1.ConditionTrue}},
+		Webhook:    &v1alpha1.WebhookDelivery{Attempts: 1},
+	}
 	done.Spec.WebhookURL = "https://example.com/hook"
 	out, err = trimTask(done.DeepCopy())
 	require.NoError(t, err)
 	got = out.(*v1alpha1.AgentTask)
-	assert.Nil(t, got.Spec.Input)
-	assert.Nil(t, got.Spec.Command)
-	assert.Nil(t, got.Spec.Args)
-	assert.Equal(t, done.Spec.WebhookURL, got.Spec.WebhookURL, "the webhook still needs its URL")
-	assert.Equal(t, done.Spec.TaskID, got.Spec.TaskID)
+	assert.Equal(t, v1alpha1.AgentTaskSpec{TaskID: done.Spec.TaskID, UserID: done.Spec.UserID, WebhookURL: done.Spec.WebhookURL}, got.Spec,
+		"a finished task keeps its ids and webhook URL only")
+	assert.Equal(t, v1alpha1.AgentTaskStatus{Phase: v1alpha1.TaskSucceeded, Reason: ReasonCompleted, Webhook: done.Status.Webhook}, got.Status,
+		"a finished task keeps what decides whether its webhook is due")
+	assert.True(t, webhookDue(got), "the webhook is still due from the trimmed copy")
+	assert.Equal(t, done.Name, got.Name)
+	assert.Equal(t, done.UID, got.UID)
+	assert.Nil(t, got.Annotations)
 }
 
 func TestTrimJob(t *testing.T) {
@@ -50,7 +59,7 @@ func TestTrimJob(t *testing.T) {
 	assert.Empty(t, job.Spec.Template.Spec.Containers, "the pod template (and the task's input) is not cached")
 	assert.Nil(t, job.ManagedFields)
 	assert.Equal(t, full.OwnerReferences, job.OwnerReferences)
-	assert.Equal(t, full.Labels, job.Labels)
+	assert.Equal(t, map[string]string{labels.AgentTask: full.Labels[labels.AgentTask]}, job.Labels, "only the task label is kept")
 	assert.Equal(t, full.Status, job.Status)
 }
 

@@ -47,9 +47,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	ctx = ctrl.LoggerInto(ctx, log)
 
 	s := &scope{task: task.DeepCopy(), obs: Observation{Now: r.now()}}
-	for _, phase := range []func(context.Context, *scope) error{r.ensureJob, r.observePod, r.updateStatus} {
-		if err := phase(ctx, s); err != nil {
-			return ctrl.Result{}, err
+	// A terminal task's status is final (its spec is immutable) and the
+	// cache keeps only its phase and webhook state (trimTask): only the
+	// webhook may still be due.
+	if !task.Status.Phase.IsTerminal() {
+		for _, phase := range []func(context.Context, *scope) error{r.ensureJob, r.observePod, r.updateStatus} {
+			if err := phase(ctx, s); err != nil {
+				return ctrl.Result{}, err
+			}
 		}
 	}
 	wait, err := r.deliverWebhook(ctx, s)
@@ -61,9 +66,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 // ensureJob finds the task's Job or creates it, exactly once.
 func (r *Reconciler) ensureJob(ctx context.Context, s *scope) error {
-	if s.task.Status.Phase.IsTerminal() {
-		return nil
-	}
 	key := types.NamespacedName{Namespace: s.task.Namespace, Name: JobName(s.task)}
 	job := &batchv1.Job{}
 	err := r.client.Get(ctx, key, job)
@@ -142,7 +144,7 @@ func (r *Reconciler) adopt(s *scope, job *batchv1.Job) {
 // confirms that it is gone.
 func (r *Reconciler) observePod(ctx context.Context, s *scope) error {
 	job := s.obs.Job
-	if s.task.Status.Phase.IsTerminal() || job == nil {
+	if job == nil {
 		return nil
 	}
 	pods := &corev1.PodList{}
