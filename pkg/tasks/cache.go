@@ -1,6 +1,8 @@
 package tasks
 
 import (
+	"slices"
+
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -9,7 +11,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
-	"opsnorth.io/scheduler/pkg/labels"
 )
 
 // podJobIndex indexes cached pods by the name of the Job that controls them.
@@ -61,24 +62,30 @@ func trimJob(obj any) (any, error) {
 	job.Spec = batchv1.JobSpec{ActiveDeadlineSeconds: job.Spec.ActiveDeadlineSeconds}
 	st := job.Status
 	job.Status = batchv1.JobStatus{
-		Conditions: st.Conditions, StartTime: st.StartTime, CompletionTime: st.CompletionTime,
+		StartTime: st.StartTime, CompletionTime: st.CompletionTime,
 		Active: st.Active, Succeeded: st.Succeeded, Failed: st.Failed,
+	}
+	for _, c := range st.Conditions {
+		if c.Status == corev1.ConditionTrue && slices.Contains(decidingJobConditions, c.Type) {
+			job.Status.Conditions = append(job.Status.Conditions, c)
+		}
 	}
 	return job, nil
 }
 
+// decidingJobConditions are the Job conditions a task's phase follows
+// (SuccessCriteriaMet, Suspended and false conditions are not read).
+var decidingJobConditions = []batchv1.JobConditionType{batchv1.JobComplete, batchv1.JobFailed, batchv1.JobFailureTarget}
+
 // trimMeta keeps the metadata of a cached Job or pod the controller reads:
-// identity, owners, times and the task label (events map pods by it).
+// identity, owners and times. Labels go too: the cache selected on them
+// already, and a pod maps to its task through its Job (named after the task).
 func trimMeta(m *metav1.ObjectMeta) {
 	m.ManagedFields = nil
 	m.Annotations = nil
+	m.Labels = nil
 	m.Finalizers = nil
 	m.GenerateName = ""
-	if task, ok := m.Labels[labels.AgentTask]; ok {
-		m.Labels = map[string]string{labels.AgentTask: task}
-	} else {
-		m.Labels = nil
-	}
 }
 
 // trimPod keeps a pod's identity, labels, owners and the parts of its status

@@ -13,7 +13,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
-	"opsnorth.io/scheduler/pkg/labels"
 )
 
 func TestTrimTask(t *testing.T) {
@@ -52,15 +51,20 @@ func TestTrimTask(t *testing.T) {
 func TestTrimJob(t *testing.T) {
 	full := BuildJob(fullTask(), DefaultConfig())
 	full.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "x"}}
-	full.Status.Conditions = []batchv1.JobCondition{cond(batchv1.JobComplete, "CompletionsReached")}
+	full.Status.Conditions = []batchv1.JobCondition{
+		cond(batchv1.JobSuccessCriteriaMet, "CompletionsReached"), cond(batchv1.JobComplete, "CompletionsReached"),
+		{Type: batchv1.JobFailed, Status: corev1.ConditionFalse},
+	}
 	out, err := trimJob(full.DeepCopy())
 	require.NoError(t, err)
 	job := out.(*batchv1.Job)
 	assert.Empty(t, job.Spec.Template.Spec.Containers, "the pod template (and the task's input) is not cached")
 	assert.Nil(t, job.ManagedFields)
 	assert.Equal(t, full.OwnerReferences, job.OwnerReferences)
-	assert.Equal(t, map[string]string{labels.AgentTask: full.Labels[labels.AgentTask]}, job.Labels, "only the task label is kept")
-	assert.Equal(t, full.Status, job.Status)
+	assert.Nil(t, job.Labels, "the cache selected on the labels already")
+	want := full.Status.DeepCopy()
+	want.Conditions = want.Conditions[1:2]
+	assert.Equal(t, *want, job.Status, "only the true conditions a phase follows are kept")
 }
 
 func TestTrimPod(t *testing.T) {
@@ -109,6 +113,16 @@ func TestPodJobName(t *testing.T) {
 	}}}
 	assert.Equal(t, []string{"summarise"}, podJobName(p))
 	assert.Nil(t, podJobName(&corev1.Pod{}))
+}
+
+func TestPodTask(t *testing.T) {
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "agent-tasks", Name: "summarise-x7k2p", OwnerReferences: []metav1.OwnerReference{
+		{APIVersion: "batch/v1", Kind: "Job", Name: "summarise", Controller: ptr.To(true)},
+	}}}
+	got := podTask(t.Context(), p)
+	require.Len(t, got, 1)
+	assert.Equal(t, "agent-tasks/summarise", got[0].String(), "a pod maps to the task its Job is named after")
+	assert.Empty(t, podTask(t.Context(), &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "stray"}}))
 }
 
 func TestPayload(t *testing.T) {

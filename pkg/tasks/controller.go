@@ -22,7 +22,6 @@ import (
 	"opsnorth.io/scheduler/generated/clientset/versioned"
 	"opsnorth.io/scheduler/generated/informers/externalversions"
 	listers "opsnorth.io/scheduler/generated/listers/scheduler/v1alpha1"
-	"opsnorth.io/scheduler/pkg/labels"
 	"opsnorth.io/scheduler/pkg/manager"
 	"opsnorth.io/scheduler/pkg/webhook"
 )
@@ -114,13 +113,15 @@ func jobTask(_ context.Context, obj client.Object) []reconcile.Request {
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: ref.Name}}}
 }
 
-// podTask maps a pod to its AgentTask by the label every task pod carries.
+// podTask maps a pod to the AgentTask its Job is named after (JobName).
+// Cached pods carry no labels (trimMeta), but the cache selected only pods
+// of task Jobs.
 func podTask(_ context.Context, obj client.Object) []reconcile.Request {
-	name := obj.GetLabels()[labels.AgentTask]
-	if name == "" {
+	jobs := podJobName(obj)
+	if len(jobs) == 0 {
 		return nil
 	}
-	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: name}}}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: jobs[0]}}}
 }
 
 // getTask reads a task from the informers' caches.

@@ -24,7 +24,7 @@ import (
 	"opsnorth.io/scheduler/pkg/labels"
 )
 
-var massDeletions = flag.Int("chaos.deletions", 30, "UserDeployments deleted at once (the issue's figure is 200)")
+var massDeletions = flag.Int("chaos.deletions", 200, "UserDeployments deleted at once")
 
 const (
 	// udNamespace holds the UserDeployments of the mass deletion.

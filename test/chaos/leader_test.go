@@ -14,8 +14,8 @@ import (
 )
 
 var (
-	burstTasks     = flag.Int("chaos.tasks", 100, "AgentTasks of each burst (the issue's figure is 500)")
-	burstWorkflows = flag.Int("chaos.workflows", 10, "Workflows of each burst (the issue's figure is 50)")
+	burstTasks     = flag.Int("chaos.tasks", 500, "AgentTasks of each burst")
+	burstWorkflows = flag.Int("chaos.workflows", 50, "Workflows of each burst")
 	burstSteps     = flag.Int("chaos.steps", 3, "steps of each workflow")
 	webhookOutage  = flag.Duration("chaos.webhook-outage", 30*time.Second, "how long the webhook receiver is down from the start of the faulted burst")
 )
