@@ -6,6 +6,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	k8slabels "k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -13,18 +14,27 @@ import (
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 )
 
+// unfinishedPods selects the pods that have not finished: a task needs a
+// finished pod once, when its Job concludes, and reads it from the API server
+// then. So the cache holds the pods of running tasks, not of every task kept
+// until its Job's TTL (a pod that finishes leaves the cache with a delete).
+var unfinishedPods = fields.AndSelectors(
+	fields.OneTermNotEqualSelector("status.phase", string(corev1.PodSucceeded)),
+	fields.OneTermNotEqualSelector("status.phase", string(corev1.PodFailed)),
+)
+
 // podJobIndex indexes cached pods by the name of the Job that controls them.
 const podJobIndex = "tasks.opsnorth.io/job"
 
-// CacheByObject restricts the manager's cache to the Jobs and pods of
-// AgentTasks and trims them to the fields the controller reads: the pod
+// CacheByObject restricts the manager's cache to the Jobs and unfinished
+// pods of AgentTasks and trims them to the fields the controller reads: the pod
 // template of a Job (which holds the task's whole input) and the spec of a
 // pod are never cached.
 func CacheByObject() map[client.Object]cache.ByObject {
 	sel := k8slabels.SelectorFromSet(selectorLabels())
 	return map[client.Object]cache.ByObject{
 		&batchv1.Job{}: {Label: sel, Transform: trimJob},
-		&corev1.Pod{}:  {Label: sel, Transform: trimPod},
+		&corev1.Pod{}:  {Label: sel, Field: unfinishedPods, Transform: trimPod},
 	}
 }
 

@@ -10,7 +10,10 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	k8slabels "k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 )
@@ -113,6 +116,24 @@ func TestPodJobName(t *testing.T) {
 	}}}
 	assert.Equal(t, []string{"summarise"}, podJobName(p))
 	assert.Nil(t, podJobName(&corev1.Pod{}))
+}
+
+func TestCacheSelectsUnfinishedPods(t *testing.T) {
+	var pods cache.ByObject
+	for obj, by := range CacheByObject() {
+		if _, ok := obj.(*corev1.Pod); ok {
+			pods = by
+		}
+	}
+	require.NotNil(t, pods.Field)
+	for phase, cached := range map[corev1.PodPhase]bool{
+		corev1.PodPending: true, corev1.PodRunning: true, corev1.PodUnknown: true,
+		corev1.PodSucceeded: false, corev1.PodFailed: false,
+	} {
+		assert.Equal(t, cached, pods.Field.Matches(fields.Set{"status.phase": string(phase)}), "a %s pod is cached", phase)
+	}
+	assert.True(t, pods.Label.Matches(k8slabels.Set(jobLabels(fullTask()))), "a task's pod is cached")
+	assert.False(t, pods.Label.Matches(k8slabels.Set{"app": "other"}))
 }
 
 func TestPodTask(t *testing.T) {

@@ -139,32 +139,54 @@ func (r *Reconciler) adopt(s *scope, job *batchv1.Job) {
 	s.obs.FailMessage = fmt.Sprintf("Job %s already exists and is not owned by this AgentTask; delete it or rename the task", job.Name)
 }
 
-// observePod finds the pod of the task's Job. When the pod the task recorded
-// is missing from the cache while the Job has not finished, the API server
-// confirms that it is gone.
+// observePod finds the pod of the task's Job. The cache holds only pods that
+// have not finished (CacheByObject), so the API server is asked when the
+// cache cannot tell: once the Job concluded (the finished pod holds the
+// agent's exit code and output), and when the pod the task recorded has
+// left the cache before that (it finished, or was deleted: PodGone).
 func (r *Reconciler) observePod(ctx context.Context, s *scope) error {
 	job := s.obs.Job
 	if job == nil {
 		return nil
 	}
-	pods := &corev1.PodList{}
-	if err := r.client.List(ctx, pods, client.InNamespace(job.Namespace), client.MatchingFields{podJobIndex: job.Name}); err != nil {
-		return errorf(errAPIRead, "list pods of job %s: %w", job.Name, err)
+	concluded := jobCondition(job, batchv1.JobComplete) != nil || failure(job) != nil
+	if !concluded {
+		pods := &corev1.PodList{}
+		if err := r.client.List(ctx, pods, client.InNamespace(job.Namespace), client.MatchingFields{podJobIndex: job.Name}); err != nil {
+			return errorf(errAPIRead, "list pods of job %s: %w", job.Name, err)
+		}
+		if s.obs.Pod = newestPod(ownedBy(pods.Items, job)); s.obs.Pod != nil || s.task.Status.PodName == "" {
+			return nil
+		}
 	}
-	if s.obs.Pod = newestPod(ownedBy(pods.Items, job)); s.obs.Pod != nil {
-		return nil
+	pod, err := r.livePod(ctx, s.task, job)
+	if err != nil {
+		return err
 	}
-	if s.task.Status.PodName == "" || jobCondition(job, batchv1.JobComplete) != nil || failure(job) != nil {
-		return nil
+	s.obs.Pod = pod
+	s.obs.PodGone = pod == nil && !concluded && s.task.Status.PodName != ""
+	return nil
+}
+
+// livePod reads the Job's newest pod from the API server: by the name the
+// task recorded (one GET), else by the task's label.
+func (r *Reconciler) livePod(ctx context.Context, task *v1alpha1.AgentTask, job *batchv1.Job) (*corev1.Pod, error) {
+	if name := task.Status.PodName; name != "" {
+		pod := &corev1.Pod{}
+		err := r.apiReader.Get(ctx, types.NamespacedName{Namespace: job.Namespace, Name: name}, pod)
+		switch {
+		case err == nil && metav1.IsControlledBy(pod, job):
+			return pod, nil
+		case err != nil && !apierrors.IsNotFound(err):
+			return nil, errorf(errAPIRead, "get pod %s/%s: %w", job.Namespace, name, err)
+		}
 	}
 	live := &corev1.PodList{}
 	if err := r.apiReader.List(ctx, live, client.InNamespace(job.Namespace),
-		client.MatchingLabels{labels.AgentTask: s.task.Name}); err != nil {
-		return errorf(errAPIRead, "list pods of job %s: %w", job.Name, err)
+		client.MatchingLabels{labels.AgentTask: task.Name}); err != nil {
+		return nil, errorf(errAPIRead, "list pods of job %s: %w", job.Name, err)
 	}
-	s.obs.Pod = newestPod(ownedBy(live.Items, job))
-	s.obs.PodGone = s.obs.Pod == nil
-	return nil
+	return newestPod(ownedBy(live.Items, job)), nil
 }
 
 func ownedBy(pods []corev1.Pod, job *batchv1.Job) []corev1.Pod {
