@@ -102,6 +102,9 @@ type Memory struct {
 	Process string  `json:"process"`
 	PeakMiB float64 `json:"peakMiB"` // VmHWM
 	RSSMiB  float64 `json:"rssMiB"`  // VmRSS
+	// CPUSeconds is the CPU time the process spent since it started: the
+	// price of a tighter GC (GOGC, GOMEMLIMIT) shows up here.
+	CPUSeconds float64 `json:"cpuSeconds"`
 }
 
 // ReadMemory reads p's VmHWM and VmRSS.
@@ -130,6 +133,9 @@ func ReadMemory(p *localcluster.Process) (Memory, error) {
 		case "VmRSS":
 			m.RSSMiB = kb / 1024
 		}
+	}
+	if m.CPUSeconds, err = ReadCPUSeconds(p); err != nil {
+		return Memory{}, err
 	}
 	return m, nil
 }

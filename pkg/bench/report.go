@@ -59,9 +59,9 @@ func PrintTable(w io.Writer, rep *Report) error {
 		_ = tw.Flush()
 	}
 	if len(rep.Memory) > 0 {
-		line("MEMORY\tpeak MiB (VmHWM)\tRSS MiB")
+		line("MEMORY\tpeak MiB (VmHWM)\tRSS MiB\tCPU s")
 		for _, m := range rep.Memory {
-			line("  %s\t%.1f\t%.1f", m.Process, m.PeakMiB, m.RSSMiB)
+			line("  %s\t%.1f\t%.1f\t%.1f", m.Process, m.PeakMiB, m.RSSMiB, m.CPUSeconds)
 		}
 	}
 	return tw.Flush()
