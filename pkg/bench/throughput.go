@@ -48,7 +48,8 @@ type Throughput struct {
 }
 
 // burst creates n objects with workers goroutines, each create stamped just
-// before it is sent, then waits until every one is done or timeout passes.
+// before it is sent, then waits until every one is done, timeout passes or
+// ctx is cancelled (Ctrl-C).
 func burst(ctx context.Context, e *Env, st *stamps, names []string, workers int, timeout time.Duration, create func(context.Context, string) error) (time.Duration, time.Duration, error) {
 	start := time.Now()
 	work := make(chan string)
@@ -85,7 +86,11 @@ func burst(ctx context.Context, e *Env, st *stamps, names []string, workers int,
 		if time.Now().After(deadline) {
 			return 0, 0, fmt.Errorf("%d of %d done within %s", st.count(stageDone), len(names), timeout)
 		}
-		time.Sleep(20 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			return 0, 0, fmt.Errorf("%d of %d done: %w", st.count(stageDone), len(names), ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
 	return created, st.latest(names, stageDone).Sub(start), nil
 }
