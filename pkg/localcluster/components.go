@@ -131,6 +131,11 @@ func (l layout) controllerManagerArgs() []string {
 		"--kube-api-burst=400",
 		"--concurrent-deployment-syncs=20",
 		"--concurrent-job-syncs=20",
+		// kwok renews the fake node's heartbeat from the same 2 cores that a
+		// burst saturates; with the default 50s grace the node-lifecycle
+		// controller declared the node NotReady mid-burst and marked every
+		// pod NotReady, so ready UserDeployments fell back to provisioning.
+		"--node-monitor-grace-period=5m",
 	)
 }
 
