@@ -62,6 +62,7 @@ type Reconciler struct {
 	listers    []listers.AgentTaskLister
 	recorder   recorder.EventRecorder
 	sender     *webhook.Sender
+	finished   *finishedPods
 	cfg        Config
 	fieldOwner string
 	now        func() time.Time
@@ -77,6 +78,7 @@ func Setup(ctx context.Context, d Deps, cfg Config) error {
 		clientset:  d.Clientset,
 		recorder:   mgr.GetEventRecorder(d.FieldOwner),
 		sender:     webhook.NewSender(cfg.WebhookGuard, cfg.WebhookTimeout, cfg.UserAgent),
+		finished:   newFinishedPods(),
 		cfg:        cfg,
 		fieldOwner: d.FieldOwner,
 		now:        time.Now,

@@ -35,10 +35,16 @@ type scope struct {
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	task, err := r.getTask(req.NamespacedName)
 	if apierrors.IsNotFound(err) {
+		r.finished.forget(req.NamespacedName)
 		return ctrl.Result{}, nil
 	}
 	if err != nil {
 		return ctrl.Result{}, errorf(errAPIRead, "get agenttask %s: %w", req, err)
+	}
+	if task.DeletionTimestamp != nil || task.Status.Phase.IsTerminal() {
+		// Forgotten once the cache shows the outcome: a reconcile of a
+		// stale cached copy still finds the pod without another read.
+		r.finished.forget(req.NamespacedName)
 	}
 	if task.DeletionTimestamp != nil {
 		return ctrl.Result{}, nil // the garbage collector removes the Job
@@ -159,10 +165,16 @@ func (r *Reconciler) observePod(ctx context.Context, s *scope) error {
 			return nil
 		}
 	}
+	key := types.NamespacedName{Namespace: s.task.Namespace, Name: s.task.Name}
+	if pod := r.finished.get(key, job); pod != nil {
+		s.obs.Pod = pod
+		return nil
+	}
 	pod, err := r.livePod(ctx, s.task, job)
 	if err != nil {
 		return err
 	}
+	r.finished.put(key, pod)
 	s.obs.Pod = pod
 	s.obs.PodGone = pod == nil && !concluded && s.task.Status.PodName != ""
 	return nil

@@ -161,8 +161,6 @@ func (r *Reconciler) startSteps(ctx context.Context, obs *observation, p plan) (
 		if s.attempt == 0 {
 			r.hops.observeHop(obs, p.status.StepStatuses, s.step, r.now())
 		}
-		r.recorder.Eventf(wf, created, "Normal", "StepStarted", "CreateTask",
-			"step %q attempt %d started as AgentTask %s", wf.Spec.Steps[s.step].Name, s.attempt+1, created.Name)
 	}
 	return "", nil
 }
@@ -193,10 +191,10 @@ func (r *Reconciler) announce(wf *v1alpha1.Workflow, p *plan) {
 		if old != nil && old.Phase == s.Phase {
 			continue
 		}
-		switch s.Phase {
-		case v1alpha1.StepSucceeded:
-			r.recorder.Eventf(wf, nil, "Normal", "StepSucceeded", "Reconcile", "step %q succeeded", s.Name)
-		case v1alpha1.StepFailed:
+		// A step's start and success are in status (with its task and
+		// times); an Event each cost ten writes per 5-step workflow, which
+		// delayed the step hops of lockstep workflows. Failures stay Events.
+		if s.Phase == v1alpha1.StepFailed {
 			r.recorder.Eventf(wf, nil, "Warning", "StepFailed", "Reconcile", "step %q failed: %s", s.Name, s.Message)
 		}
 	}
