@@ -16,19 +16,19 @@ var Scenarios = []string{"throughput", "hop", "deployments", "memory", "economy"
 
 // Config is one benchmark run.
 type Config struct {
-	Tasks       int           `json:"tasks"`
-	Workflows   int           `json:"workflows"`
-	Deployments int           `json:"deployments"`
-	Repeats     int           `json:"repeats"`
-	Workers     int           `json:"workers"`
-	MemoryTasks int           `json:"memoryTasks"`
+	Tasks       int `json:"tasks"`
+	Workflows   int `json:"workflows"`
+	Deployments int `json:"deployments"`
+	Repeats     int `json:"repeats"`
+	Workers     int `json:"workers"`
+	MemoryTasks int `json:"memoryTasks"`
 	// MemoryDeployments are extra UserDeployments created (to Ready) before memory is read.
-	MemoryDeployments int `json:"memoryDeployments"`
-	Scenarios   []string      `json:"scenarios"`
-	PodDelay    time.Duration `json:"podDelay"`
-	Settle      time.Duration `json:"settle"`
-	Timeout     time.Duration `json:"timeout"`
-	ManagerArgs []string      `json:"managerArgs"`
+	MemoryDeployments int           `json:"memoryDeployments"`
+	Scenarios         []string      `json:"scenarios"`
+	PodDelay          time.Duration `json:"podDelay"`
+	Settle            time.Duration `json:"settle"`
+	Timeout           time.Duration `json:"timeout"`
+	ManagerArgs       []string      `json:"managerArgs"`
 }
 
 // Pair is one repetition of the throughput scenario: managed and baseline.
