@@ -17,6 +17,9 @@ controller_gen() { go tool -modfile=scripts/tools/go.mod controller-gen "$@"; }
 
 code() {
   local codegen_dir
+  # go list reports no Dir for a module not yet in the module cache (a fresh
+  # machine): download it first.
+  (cd scripts/tools && go mod download k8s.io/code-generator)
   codegen_dir=$(cd scripts/tools && go list -m -f '{{.Dir}}' k8s.io/code-generator)
   # shellcheck source=/dev/null
   source "$codegen_dir/kube_codegen.sh"
