@@ -47,8 +47,8 @@ func TestSequentialOutputsAndWebhook(t *testing.T) {
 	assert.Equal(t, fetch.Name, fetch.Spec.TaskID)
 	assert.Equal(t, "u1", fetch.Spec.UserID)
 	assert.Equal(t, []string{fetch.Name}, k.taskNames("seq"), "only the first step runs")
-	running := k.workflow("seq")
-	assert.Equal(t, v1alpha1.WorkflowRunning, running.Status.Phase)
+	// The step's task is created before the status that records it.
+	running := k.waitWorkflow("seq", v1alpha1.WorkflowRunning)
 	assert.Equal(t, int32(0), running.Status.CurrentStep)
 	k.run(fetch)
 	k.finish(fetch, v1alpha1.TaskSucceeded, map[string]string{"body": "long text"})

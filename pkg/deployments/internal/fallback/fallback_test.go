@@ -43,14 +43,20 @@ func removeOptionalCRDs(t *testing.T, c client.Client, env *testenv.Env) {
 	}
 	dc, err := discovery.NewDiscoveryClientForConfig(env.Config)
 	require.NoError(t, err)
-	require.Eventually(t, func() bool {
+	// A loaded machine (a cold CI run) once took longer than a minute here;
+	// the last answer says what discovery still served.
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		for _, gv := range []string{"traefik.io/v1alpha1", "external-secrets.io/v1", "monitoring.coreos.com/v1"} {
-			if _, err := dc.ServerResourcesForGroupVersion(gv); !apierrors.IsNotFound(err) {
-				return false
+			list, err := dc.ServerResourcesForGroupVersion(gv)
+			switch {
+			case apierrors.IsNotFound(err):
+			case err != nil:
+				c.Errorf("%s: %v", gv, err)
+			default:
+				c.Errorf("%s still serves %d resources", gv, len(list.APIResources))
 			}
 		}
-		return true
-	}, wait, 200*time.Millisecond)
+	}, 3*wait, 200*time.Millisecond, "the optional CRDs are no longer served")
 }
 
 func TestWithoutOptionalCRDs(t *testing.T) {
