@@ -28,6 +28,11 @@ import (
 
 const wait = 60 * time.Second
 
+// settle is how long a test keeps watching for something that must not
+// happen (a write, a child) after the manager had its chance to do it: a
+// reconcile may trail that long on the loaded machine.
+const settle = 5 * time.Second
+
 // newClient returns an admin client that knows the scheduler API.
 func newClient(t *testing.T) client.Client {
 	t.Helper()

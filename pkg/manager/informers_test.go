@@ -44,10 +44,10 @@ func TestInformerRunnableSyncsAndStops(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- r.Start(ctx) }()
 
-	require.Eventually(t, f.started.Load, time.Second, time.Millisecond)
+	require.Eventually(t, f.started.Load, 10*time.Second, time.Millisecond)
 	require.EqualError(t, r.Synced(nil), "informer caches not synced")
 	close(f.release)
-	require.Eventually(t, func() bool { return r.Synced(nil) == nil }, time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return r.Synced(nil) == nil }, 10*time.Second, time.Millisecond)
 	assert.False(t, f.shutdown.Load())
 
 	cancel()

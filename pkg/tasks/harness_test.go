@@ -39,6 +39,12 @@ const fieldOwner = "opsnorth-scheduler-tasks"
 // wait is the Eventually timeout: the machine is shared and loaded.
 const wait = 60 * time.Second
 
+// settle is how long a test keeps watching for something that must not
+// happen (a write, an event, a Job) after the manager had its chance to do
+// it: a reconcile or an asynchronous event write may trail that long on the
+// loaded machine.
+const settle = 5 * time.Second
+
 var scheme = func() *runtime.Scheme {
 	s := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(s); err != nil {

@@ -92,11 +92,26 @@ func TestWritesPerLifecycle(t *testing.T) {
 			k.terminatePod(pod, 0, "ok")
 			k.completeJob(job, time.Now())
 			k.waitWebhook("counted", func(d *v1alpha1.WebhookDelivery) bool { return d.Delivered })
-			time.Sleep(cfg.PendingStatusDelay + time.Second)
 
-			assert.Equal(t, 1, log.count(http.MethodPost, "/jobs"), "one Job create")
-			assert.Equal(t, tt.statusWrites, log.count(http.MethodPatch, "/agenttasks/counted/status"), "status writes")
-			assert.Equal(t, 1, log.count(http.MethodGet, "/pods/"), "the finished pod is read once, by name, after it left the cache")
+			// A request is logged when its response arrives, which may trail
+			// the status the test saw: wait for the counts...
+			jobCreates := func() int { return log.count(http.MethodPost, "/jobs") }
+			statusWrites := func() int { return log.count(http.MethodPatch, "/agenttasks/counted/status") }
+			podReads := func() int { return log.count(http.MethodGet, "/pods/") }
+			assert.EventuallyWithT(t, func(c *assert.CollectT) {
+				assert.Equal(c, 1, jobCreates(), "one Job create")
+				assert.Equal(c, tt.statusWrites, statusWrites(), "status writes")
+				assert.Equal(c, 1, podReads(), "the finished pod is read once, by name, after it left the cache")
+			}, wait, 50*time.Millisecond)
+			// ...then make sure none follows, past the requeue for the
+			// pending-status delay (due at most that long after the Job's
+			// creation) and a reconcile's worth of slack.
+			assert.Never(t, func() bool {
+				return jobCreates() > 1 || statusWrites() > tt.statusWrites || podReads() > 1
+			}, cfg.PendingStatusDelay+settle, 100*time.Millisecond, "a write or read after the counted ones")
+			assert.Equal(t, 1, jobCreates(), "one Job create")
+			assert.Equal(t, tt.statusWrites, statusWrites(), "status writes")
+			assert.Equal(t, 1, podReads(), "the finished pod is read once, by name, after it left the cache")
 			t.Logf("writes: %d Job, %d status, %d event", log.count(http.MethodPost, "/jobs"),
 				log.count(http.MethodPatch, "/agenttasks/"), log.count(http.MethodPost, "/events")+log.count(http.MethodPatch, "/events"))
 			assertTaskEvents(t, k, "counted", "Succeeded", "WebhookDelivered")
@@ -120,7 +135,9 @@ func assertTaskEvents(t *testing.T, k *cluster, task string, reasons ...string) 
 		return out
 	}
 	require.Eventually(t, func() bool { return len(got()) >= len(reasons) }, wait, 100*time.Millisecond, "events: %v", got())
-	time.Sleep(500 * time.Millisecond) // an unexpected extra event would arrive with the others
+	// Events are written asynchronously: an unexpected extra one may trail
+	// the others, so watch for it a while.
+	assert.Never(t, func() bool { return len(got()) > len(reasons) }, settle, 100*time.Millisecond, "more events than %v", reasons)
 	assert.ElementsMatch(t, reasons, got())
 }
 

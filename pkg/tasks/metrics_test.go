@@ -92,7 +92,7 @@ func TestMetrics(t *testing.T) {
 		assert.Equal(c, 2.0, transitions("Pending", "Running")-before["started"])
 		assert.Equal(c, 1.0, transitions("Running", "Succeeded")-before["ok"])
 		assert.Equal(c, 1.0, transitions("Running", "Failed")-before["ko"])
-	}, 10*time.Second, 20*time.Millisecond)
+	}, wait, 20*time.Millisecond)
 	count, sum := histogram(t, tasks.StartupDuration)
 	assert.Equal(t, uint64(2), count-startups)
 	assert.InDelta(t, 14.0, sum-startupSum, 0.001, "two startups of 7s each")

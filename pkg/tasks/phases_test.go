@@ -109,7 +109,7 @@ func TestPhases(t *testing.T) {
 		// Counted after the status write returns: it may trail the status by a moment.
 		assert.Eventually(t, func() bool {
 			return testutil.ToFloat64(tasks.CompletedTotal.WithLabelValues("Succeeded"))-completed >= 1
-		}, 10*time.Second, 20*time.Millisecond, "tasks completed counter")
+		}, wait, 20*time.Millisecond, "tasks completed counter")
 	})
 	t.Run("non-zero exit", func(t *testing.T) {
 		t.Parallel()
@@ -149,7 +149,11 @@ func TestPhases(t *testing.T) {
 		assert.Equal(t, "pod "+pod.Name+" was deleted before the agent finished", task.Status.Message)
 		// Terminal is final: the Job's later failure changes nothing.
 		k.failJob(k.job("orphan"), batchv1.JobReasonBackoffLimitExceeded)
-		time.Sleep(2 * time.Second)
+		// The manager reconciles the task on the Job's update, at a moment
+		// the test cannot see: watch the status for a while.
+		assert.Never(t, func() bool {
+			return !assert.ObjectsAreEqual(task.Status, k.task("orphan").Status)
+		}, settle, 100*time.Millisecond, "the terminal status changed")
 		assert.Equal(t, task.Status, k.task("orphan").Status)
 	})
 }

@@ -168,7 +168,10 @@ func TestWebhook(t *testing.T) {
 	reconciled := reconcileCount(t)
 	startManager(t, k.ns, testConfig(t, true), counter)
 	require.Eventually(t, func() bool { return reconcileCount(t)-reconciled >= 4 }, wait, 50*time.Millisecond)
-	time.Sleep(2 * time.Second)
+	// Four reconciles need not be one per task (the task informer's first
+	// events reach the queue while the workers already run): keep watching.
+	assert.Never(t, func() bool { return counter.writes.Load() != 0 }, settle, 50*time.Millisecond,
+		"writes by a manager over converged tasks")
 	assert.Zero(t, counter.writes.Load(), "writes by a manager over converged tasks")
 	// An unrelated change (by the test's own, uncounted client) reconciles the
 	// running task again: still no write.
@@ -178,7 +181,9 @@ func TestWebhook(t *testing.T) {
 	_, err = k.cs.SchedulerV1alpha1().AgentTasks(k.ns).Update(t.Context(), idle, metav1.UpdateOptions{})
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return reconcileCount(t) > reconciled }, wait, 50*time.Millisecond)
-	time.Sleep(time.Second)
+	// An Event would be written asynchronously, after the reconcile returned.
+	assert.Never(t, func() bool { return counter.writes.Load() != 0 }, settle, 50*time.Millisecond,
+		"writes after re-reconciling a converged running task")
 	assert.Zero(t, counter.writes.Load(), "writes after re-reconciling a converged running task")
 	reqs, _ = signed.requests()
 	assert.Len(t, reqs, 1, "a delivered webhook is never sent again")

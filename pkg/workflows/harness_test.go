@@ -33,6 +33,11 @@ func TestMain(m *testing.M) { testenv.RunMain(m) }
 // wait is the Eventually timeout: the machine is shared and loaded.
 const wait = 60 * time.Second
 
+// settle is how long a test keeps watching for something that must not
+// happen (a write, a delivery) after the manager had its chance to do it: a
+// reconcile may trail that long on the loaded machine.
+const settle = 5 * time.Second
+
 // managerUser is the identity the manager runs as in tests.
 const managerUser = "workflows-manager"
 

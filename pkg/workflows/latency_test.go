@@ -95,6 +95,13 @@ func TestHopLatency(t *testing.T) {
 		require.Len(t, done.Status.StepStatuses, stepsN)
 		assert.Equal(t, map[string]string{"n": "s49"}, done.Status.StepStatuses[stepsN-1].Output)
 	}
+	// The autopilot notes a finish once its UpdateStatus call returned; the
+	// manager may have seen that status, and gone on, before.
+	require.Eventually(t, func() bool {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		return len(a.finished) == workflowsN*stepsN
+	}, wait, 20*time.Millisecond, "the autopilot noted every finish")
 
 	var hops []time.Duration
 	a.mu.Lock()

@@ -126,7 +126,10 @@ func TestSequentialOutputsAndWebhook(t *testing.T) {
 
 	// Converged: nothing is written any more.
 	rv := delivered.ResourceVersion
-	time.Sleep(2 * time.Second)
+	assert.Never(t, func() bool {
+		wf, err := k.cs.SchedulerV1alpha1().Workflows(k.ns).Get(context.Background(), "seq", metav1.GetOptions{})
+		return err != nil || wf.ResourceVersion != rv || recv.count() != 2
+	}, settle, 100*time.Millisecond, "a converged workflow was written again, or its webhook sent again")
 	assert.Equal(t, rv, k.workflow("seq").ResourceVersion, "a converged workflow was written again")
 	assert.Equal(t, 2, recv.count(), "a delivered webhook was sent again")
 	assert.Len(t, k.taskNames("seq"), 3)
