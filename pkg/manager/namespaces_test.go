@@ -6,6 +6,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+
+	fakescheduler "opsnorth.io/scheduler/generated/clientset/versioned/fake"
 )
 
 func TestParseNamespaces(t *testing.T) {
@@ -47,4 +49,19 @@ func TestNamespacesValue(t *testing.T) {
 
 	require.Error(t, n.Set("UPPER"))
 	assert.True(t, n.All(), "a failed Set leaves the value unchanged")
+}
+
+// TestSchedulerInformersNamespaces: controllers building informers of their
+// own read the watched namespaces from the scheduler informers.
+func TestSchedulerInformersNamespaces(t *testing.T) {
+	cs := fakescheduler.NewClientset()
+	all := newSchedulerInformers(cs, nil)
+	assert.Empty(t, all.Namespaces())
+	assert.Len(t, all.Factories(), 1)
+
+	two := newSchedulerInformers(cs, Namespaces{"a", "b"})
+	assert.Equal(t, []string{"a", "b"}, two.Namespaces())
+	assert.Len(t, two.Factories(), 2)
+	assert.NotNil(t, two.For("a"))
+	assert.Nil(t, two.For("c"))
 }

@@ -17,7 +17,12 @@ import (
 type SchedulerInformers struct {
 	all         externalversions.SharedInformerFactory
 	byNamespace map[string]externalversions.SharedInformerFactory
+	namespaces  Namespaces
 }
+
+// Namespaces are the watched namespaces; none means all. Controllers that
+// build informers of their own watch the same.
+func (s *SchedulerInformers) Namespaces() []string { return s.namespaces }
 
 // Factories returns every factory, for registering watches.
 func (s *SchedulerInformers) Factories() []externalversions.SharedInformerFactory {
@@ -53,7 +58,7 @@ func newSchedulerInformers(cs versioned.Interface, namespaces Namespaces) *Sched
 	for _, ns := range namespaces {
 		byNamespace[ns] = externalversions.NewSharedInformerFactoryWithOptions(cs, 0, externalversions.WithNamespace(ns))
 	}
-	return &SchedulerInformers{byNamespace: byNamespace}
+	return &SchedulerInformers{byNamespace: byNamespace, namespaces: namespaces}
 }
 
 // addSchedulerClients builds the generated clientset and informer factories

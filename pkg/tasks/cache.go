@@ -26,17 +26,18 @@ var unfinishedPods = fields.AndSelectors(
 // podJobIndex indexes cached pods by the name of the Job that controls them.
 const podJobIndex = "tasks.opsnorth.io/job"
 
-// CacheByObject restricts the manager's cache to the Jobs and unfinished
-// pods of AgentTasks and trims them to the fields the controller reads: the pod
-// template of a Job (which holds the task's whole input) and the spec of a
-// pod are never cached.
+// CacheByObject restricts the manager's cache to the unfinished pods of
+// AgentTasks and trims them to the fields the controller reads: the spec of
+// a pod is never cached. Jobs are not in the manager's cache: they have
+// their own, smaller records (jobStore).
 func CacheByObject() map[client.Object]cache.ByObject {
-	sel := k8slabels.SelectorFromSet(selectorLabels())
 	return map[client.Object]cache.ByObject{
-		&batchv1.Job{}: {Label: sel, Transform: trimJob},
-		&corev1.Pod{}:  {Label: sel, Field: unfinishedPods, Transform: trimPod},
+		&corev1.Pod{}: {Label: jobSelector(), Field: unfinishedPods, Transform: trimPod},
 	}
 }
+
+// jobSelector selects the Jobs (and their pods) of AgentTasks.
+func jobSelector() k8slabels.Selector { return k8slabels.SelectorFromSet(selectorLabels()) }
 
 // lastApplied is kubectl's copy of the whole applied object.
 const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"

@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"time"
 
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	batchclient "k8s.io/client-go/kubernetes/typed/batch/v1"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -40,6 +42,8 @@ type Deps struct {
 	FieldOwner string
 	// MaxConcurrentReconciles is the number of workers.
 	MaxConcurrentReconciles int
+	// Namespaces are the watched namespaces; none means all.
+	Namespaces []string
 }
 
 // FromManager returns the controller's dependencies from the manager runtime's.
@@ -50,13 +54,15 @@ func FromManager(d *manager.Deps) Deps {
 		Factories:               d.Informers.Factories(),
 		FieldOwner:              d.FieldOwner,
 		MaxConcurrentReconciles: d.Options.MaxConcurrentReconciles,
+		Namespaces:              d.Informers.Namespaces(),
 	}
 }
 
 // Reconciler runs each AgentTask as exactly one Job and keeps the task's
 // status true to the Job and its pod.
 type Reconciler struct {
-	client     client.Client // cached: Jobs and pods of tasks only
+	client     client.Client // cached: unfinished pods of tasks only
+	jobs       *jobStore
 	apiReader  client.Reader // uncached: confirms what the cache misses, reads Secrets
 	clientset  versioned.Interface
 	listers    []listers.AgentTaskLister
@@ -72,7 +78,12 @@ type Reconciler struct {
 func Setup(ctx context.Context, d Deps, cfg Config) error {
 	registerMetrics()
 	mgr := d.Manager
+	jobs, err := newJobStoreFor(mgr, d.Namespaces)
+	if err != nil {
+		return err
+	}
 	r := &Reconciler{
+		jobs:       jobs,
 		client:     mgr.GetClient(),
 		apiReader:  mgr.GetAPIReader(),
 		clientset:  d.Clientset,
@@ -89,8 +100,10 @@ func Setup(ctx context.Context, d Deps, cfg Config) error {
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		WithOptions(controller.Options{MaxConcurrentReconciles: d.MaxConcurrentReconciles}).
-		Watches(&batchv1.Job{}, handler.EnqueueRequestsFromMapFunc(jobTask)).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podTask))
+	for _, inf := range jobs.informers {
+		b = b.WatchesRawSource(&source.Informer{Informer: inf, Handler: handler.EnqueueRequestsFromMapFunc(jobTask)})
+	}
 	for _, f := range d.Factories {
 		tasks := f.Scheduler().V1alpha1().AgentTasks()
 		inf := tasks.Informer()
@@ -104,6 +117,29 @@ func Setup(ctx context.Context, d Deps, cfg Config) error {
 		return fmt.Errorf("build %s controller: %w", ControllerName, err)
 	}
 	return nil
+}
+
+// newJobStoreFor builds the Job informers on a protobuf client of mgr's
+// identity and runs them with mgr, on every replica.
+func newJobStoreFor(mgr ctrl.Manager, namespaces []string) (*jobStore, error) {
+	cfg := rest.CopyConfig(mgr.GetConfig())
+	cfg.ContentType = runtime.ContentTypeProtobuf
+	cfg.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
+	batch, err := batchclient.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("build job informer client: %w", err)
+	}
+	jobs, err := newJobStore(batch, namespaces)
+	if err != nil {
+		return nil, err
+	}
+	if err := mgr.Add(jobs); err != nil {
+		return nil, fmt.Errorf("add job informers: %w", err)
+	}
+	if err := mgr.AddReadyzCheck("job-informers", jobs.Synced); err != nil {
+		return nil, fmt.Errorf("add readyz check for job informers: %w", err)
+	}
+	return jobs, nil
 }
 
 // jobTask maps a Job to the AgentTask that controls it.

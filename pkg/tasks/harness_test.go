@@ -119,7 +119,7 @@ func startManagerWith(t *testing.T, namespace string, cfg tasks.Config, base *re
 	ctx, cancel := context.WithCancel(context.Background())
 	require.NoError(t, tasks.Setup(ctx, tasks.Deps{
 		Manager: mgr, Clientset: cs, Factories: []externalversions.SharedInformerFactory{factory},
-		FieldOwner: fieldOwner, MaxConcurrentReconciles: 4,
+		FieldOwner: fieldOwner, MaxConcurrentReconciles: 4, Namespaces: []string{namespace},
 	}, cfg))
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()

@@ -73,14 +73,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // ensureJob finds the task's Job or creates it, exactly once.
 func (r *Reconciler) ensureJob(ctx context.Context, s *scope) error {
 	key := types.NamespacedName{Namespace: s.task.Namespace, Name: JobName(s.task)}
-	job := &batchv1.Job{}
-	err := r.client.Get(ctx, key, job)
+	job, err := r.jobs.get(key)
 	switch {
-	case err == nil:
+	case err != nil:
+		return errorf(errAPIRead, "get job %s: %w", key, err)
+	case job != nil:
 		r.adopt(s, job)
 		return nil
-	case !apierrors.IsNotFound(err):
-		return errorf(errAPIRead, "get job %s: %w", key, err)
 	case s.task.Status.JobName != "":
 		// The task recorded its Job but the cache has none: ask the API
 		// server, the cache may lag behind. Never create the Job again.
