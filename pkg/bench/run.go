@@ -29,6 +29,10 @@ type Config struct {
 	Settle            time.Duration `json:"settle"`
 	Timeout           time.Duration `json:"timeout"`
 	ManagerArgs       []string      `json:"managerArgs"`
+	// ProfileAPIServer, when set, captures a kube-apiserver CPU profile of
+	// this long from the start of every throughput burst into ProfileDir.
+	ProfileAPIServer time.Duration `json:"profileAPIServer,omitempty"`
+	ProfileDir       string        `json:"profileDir,omitempty"`
 }
 
 // Pair is one repetition of the throughput scenario: managed and baseline.
@@ -128,13 +132,19 @@ func Run(ctx context.Context, e *Env, cfg Config) (*Report, error) {
 
 func runThroughput(ctx context.Context, e *Env, cfg Config, base string, rep *Report) error {
 	var ratios []float64
+	prof := profiler{e: e, window: cfg.ProfileAPIServer, dir: cfg.ProfileDir}
 	for i := range cfg.Repeats {
 		p := Pair{Rep: i, BaselineFirst: i%2 == 0}
 		run := fmt.Sprintf("%s%d", base, i)
 		baseline := func() (err error) {
 			cpu := cpuSnapshot(e)
+			profile := prof.start(ctx, run+"-baseline")
 			p.Baseline, err = JobThroughput(ctx, e, run+"j", cfg.Tasks, cfg.Workers, cfg.Timeout)
 			p.Baseline.CPUSeconds = diff(cpuSnapshot(e), cpu)
+			if err != nil {
+				return err
+			}
+			p.Baseline.APIServerProfile, err = profile()
 			return err
 		}
 		managed := func() error {
@@ -143,10 +153,14 @@ func runThroughput(ctx context.Context, e *Env, cfg Config, base string, rep *Re
 				return err
 			}
 			cpu := cpuSnapshot(e)
+			profile := prof.start(ctx, run+"-managed")
 			if p.Managed, err = TaskThroughput(ctx, e, run+"t", cfg.Tasks, cfg.Workers, cfg.Timeout); err != nil {
 				return err
 			}
 			p.Managed.CPUSeconds = diff(cpuSnapshot(e), cpu)
+			if p.Managed.APIServerProfile, err = profile(); err != nil {
+				return err
+			}
 			after, err := RestCounts(ctx, e.Managers["tasks"])
 			p.TaskWrites = diff(after, before)
 			p.TaskWritesPerObj = ratio(writes(p.TaskWrites), float64(cfg.Tasks))

@@ -45,6 +45,8 @@ type Options struct {
 	StartTimeout time.Duration
 	// StopTimeout is how long each process gets between SIGTERM and SIGKILL. Default 10s.
 	StopTimeout time.Duration
+	// Profiling serves kube-apiserver's /debug/pprof to cluster admins (off by default).
+	Profiling bool
 }
 
 // Cluster is a running local cluster.
@@ -155,7 +157,7 @@ func (c *Cluster) startControlPlane(ctx context.Context, stagesPath string) erro
 		return err
 	}
 	c.phaseDone("etcd healthy")
-	apiserver, err := c.StartProcess("kube-apiserver", c.bin("kube-apiserver"), c.layout.apiServerArgs(), nil)
+	apiserver, err := c.StartProcess("kube-apiserver", c.bin("kube-apiserver"), c.layout.apiServerArgs(c.opts.Profiling), nil)
 	if err != nil {
 		return err
 	}

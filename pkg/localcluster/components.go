@@ -72,7 +72,7 @@ func (l layout) etcdArgs() []string {
 	}
 }
 
-func (l layout) apiServerArgs() []string {
+func (l layout) apiServerArgs(profiling bool) []string {
 	return []string{
 		"--etcd-servers=" + l.EtcdURL(),
 		"--bind-address=" + host,
@@ -93,7 +93,7 @@ func (l layout) apiServerArgs() []string {
 		"--service-cluster-ip-range=" + ServiceCIDR,
 		"--authorization-mode=Node,RBAC",
 		"--allow-privileged=true",
-		"--profiling=false",
+		"--profiling=" + strconv.FormatBool(profiling),
 	}
 }
 

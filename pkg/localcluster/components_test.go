@@ -40,7 +40,8 @@ func TestComponentArgs(t *testing.T) {
 			"--listen-peer-urls":   "http://127.0.0.1:1002",
 			"--initial-cluster":    "default=http://127.0.0.1:1002",
 		}},
-		{"kube-apiserver", l.apiServerArgs(), map[string]string{
+		{"kube-apiserver", l.apiServerArgs(false), map[string]string{
+			"--profiling":                        "false",
 			"--etcd-servers":                     "http://127.0.0.1:1001",
 			"--bind-address":                     "127.0.0.1",
 			"--advertise-address":                "127.0.0.1",
@@ -52,6 +53,7 @@ func TestComponentArgs(t *testing.T) {
 			"--service-cluster-ip-range":         "10.96.0.0/16",
 			"--authorization-mode":               "Node,RBAC",
 		}},
+		{"kube-apiserver profiled", l.apiServerArgs(true), map[string]string{"--profiling": "true"}},
 		{"kube-controller-manager", l.controllerManagerArgs(), map[string]string{
 			"--kubeconfig":                       "/c/kubeconfig/kube-controller-manager.kubeconfig",
 			"--bind-address":                     "127.0.0.1",

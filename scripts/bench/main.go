@@ -48,6 +48,7 @@ func main() {
 	flag.StringVar(&managerArgs, "manager-args", "", "space-separated flags added to every manager (e.g. '--max-concurrent-reconciles=20 --kube-api-qps=100')")
 	flag.StringVar(&o.Out, "out", "", "JSON result path (default _output/bench/<timestamp>.json in the repository)")
 	flag.BoolVar(&o.Keep, "keep", false, "keep the cluster's state directory (logs) on exit")
+	flag.DurationVar(&o.ProfileAPIServer, "profile-apiserver", 0, "capture a kube-apiserver CPU profile of this long from the start of every throughput burst (e.g. 20s), next to --out")
 	flag.Parse()
 	o.Scenarios = strings.Split(scenarios, ",")
 	o.ManagerArgs = strings.Fields(managerArgs)
@@ -78,8 +79,9 @@ func run(ctx context.Context, o options, out io.Writer) (rep *bench.Report, err 
 	if o.Out == "" {
 		o.Out = filepath.Join(root, "_output", "bench", time.Now().UTC().Format("20060102T150405Z")+".json")
 	}
+	o.ProfileDir = strings.TrimSuffix(o.Out, filepath.Ext(o.Out))
 	started := time.Now()
-	c, err := localcluster.Start(ctx, localcluster.Options{PodDelay: o.PodDelay, Keep: o.Keep})
+	c, err := localcluster.Start(ctx, localcluster.Options{PodDelay: o.PodDelay, Keep: o.Keep, Profiling: o.ProfileAPIServer > 0})
 	if err != nil {
 		return nil, fmt.Errorf("start local cluster: %w", err)
 	}
