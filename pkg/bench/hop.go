@@ -85,16 +85,9 @@ func WorkflowHops(ctx context.Context, e *Env, run string, w, workers int, timeo
 	if err != nil {
 		return Hops{}, fmt.Errorf("workflows: %w", err)
 	}
-	var hops []time.Duration
-	for _, wf := range names {
-		for k := range StepsPerWorkflow - 1 {
-			done, okA := st.get(stepKey(wf, k), "succeeded")
-			next, okB := st.get(stepKey(wf, k+1), "added")
-			if !okA || !okB {
-				return Hops{}, fmt.Errorf("workflow %s: step %d or %d not seen on the watch", wf, k, k+1)
-			}
-			hops = append(hops, next.Sub(done))
-		}
+	hops, err := hopsOf(st, names)
+	if err != nil {
+		return Hops{}, err
 	}
 	return Hops{
 		Workflows:   w,

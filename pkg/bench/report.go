@@ -41,6 +41,10 @@ func PrintTable(w io.Writer, rep *Report) error {
 	if h := rep.Hops; h != nil {
 		line("WORKFLOW HOP (%d × %d steps)\tp50 ms\tp90 ms\tp99 ms\tmax ms\twall s\tworkflow p50/p99 ms", h.Workflows, h.Steps)
 		line("  step k Succeeded → step k+1 ADDED\t%.1f\t%.1f\t%.1f\t%.1f\t%.2f\t%s", h.Hop.P50Ms, h.Hop.P90Ms, h.Hop.P99Ms, h.Hop.MaxMs, h.WallSeconds, p50p99(h.Duration))
+		if b := rep.HopBaseline; b != nil {
+			line("  baseline: the harness creates step k+1\t%.1f\t%.1f\t%.1f\t%.1f\t%.2f\t%s", b.Hop.P50Ms, b.Hop.P90Ms, b.Hop.P99Ms, b.Hop.MaxMs, b.WallSeconds, p50p99(b.Duration))
+			line("  ratio managed/baseline\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t", ratio(h.Hop.P50Ms, b.Hop.P50Ms), ratio(h.Hop.P90Ms, b.Hop.P90Ms), ratio(h.Hop.P99Ms, b.Hop.P99Ms), ratio(h.Hop.MaxMs, b.Hop.MaxMs), ratio(h.WallSeconds, b.WallSeconds))
+		}
 	}
 	if wr := rep.HopWrites; wr != nil {
 		line("  workflows manager writes per workflow\t%.2f\t%s\t\t\t\t", wr.PerUnit, methods(wr.Methods))

@@ -24,12 +24,13 @@ func TestPrintTable(t *testing.T) {
 		WallRatioMedian: 1.1,
 		PodSpecMatch:    &match,
 		Hops:            &Hops{Workflows: 1, Steps: 5, Hop: Dist{N: 4, P50Ms: 5}},
+		HopBaseline:     &Hops{Workflows: 1, Steps: 5, Hop: Dist{N: 4, P50Ms: 4}},
 		Restart:         []Writes{{Manager: "tasks-restart-1", Methods: map[string]float64{"GET": 3}}},
 		Memory:          []Memory{{Process: "tasks", PeakMiB: 40, RSSMiB: 39}},
 	}
 	var out bytes.Buffer
 	require.NoError(t, PrintTable(&out, rep))
-	for _, want := range []string{"1000 / 2000", "PATCH=6 POST=2", "median wall ratio (goal ≤ 1.10)", "tasks-restart-1", "40.0"} {
+	for _, want := range []string{"1000 / 2000", "PATCH=6 POST=2", "median wall ratio (goal ≤ 1.10)", "tasks-restart-1", "40.0", "the harness creates step k+1", "1.25"} {
 		assert.Contains(t, out.String(), want)
 	}
 	// The JSON of a report round-trips, so runs can be compared later.

@@ -54,12 +54,14 @@ type Report struct {
 	Throughput      []Pair    `json:"throughput,omitempty"`
 	WallRatioMedian float64   `json:"wallRatioMedian,omitempty"`
 	// PodSpecMatch: a managed task's Job and a baseline Job have the same pod spec, as stored.
-	PodSpecMatch *bool        `json:"podSpecMatch,omitempty"`
-	Hops         *Hops        `json:"hops,omitempty"`
-	HopWrites    *Writes      `json:"hopWrites,omitempty"`
-	Deployments  *Deployments `json:"deployments,omitempty"`
-	Memory       []Memory     `json:"memory,omitempty"`
-	Restart      []Writes     `json:"restart,omitempty"`
+	PodSpecMatch *bool `json:"podSpecMatch,omitempty"`
+	Hops         *Hops `json:"hops,omitempty"`
+	// HopBaseline is the same hops with the harness as the controller (ChainHops).
+	HopBaseline *Hops        `json:"hopBaseline,omitempty"`
+	HopWrites   *Writes      `json:"hopWrites,omitempty"`
+	Deployments *Deployments `json:"deployments,omitempty"`
+	Memory      []Memory     `json:"memory,omitempty"`
+	Restart     []Writes     `json:"restart,omitempty"`
 }
 
 // Writes are a manager's API requests over a scenario, by method.
@@ -83,6 +85,14 @@ func Run(ctx context.Context, e *Env, cfg Config) (*Report, error) {
 	if slices.Contains(cfg.Scenarios, "hop") {
 		before, err := scrapeAll(ctx, e)
 		if err != nil {
+			return rep, err
+		}
+		chains, err := ChainHops(ctx, e, base+"c", cfg.Workflows, cfg.Workers, cfg.Timeout)
+		if err != nil {
+			return rep, fmt.Errorf("hop baseline: %w", err)
+		}
+		rep.HopBaseline = &chains
+		if before, err = scrapeAll(ctx, e); err != nil {
 			return rep, err
 		}
 		h, err := WorkflowHops(ctx, e, base+"w", cfg.Workflows, cfg.Workers, cfg.Timeout)
