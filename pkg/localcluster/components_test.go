@@ -72,12 +72,13 @@ func TestComponentArgs(t *testing.T) {
 			"--leader-elect": "false",
 		}},
 		{"kwok", l.kwokArgs("/c/kwok/stages.yaml"), map[string]string{
-			"--kubeconfig":       "/c/kubeconfig/kwok.kubeconfig",
-			"--config":           "/c/kwok/stages.yaml",
-			"--manage-all-nodes": "true",
-			"--node-ip":          "127.0.0.1",
-			"--cidr":             "10.244.0.1/24",
-			"--server-address":   "127.0.0.1:1006",
+			"--kubeconfig":                  "/c/kubeconfig/kwok.kubeconfig",
+			"--config":                      "/c/kwok/stages.yaml",
+			"--manage-all-nodes":            "true",
+			"--node-lease-duration-seconds": "40",
+			"--node-ip":                     "127.0.0.1",
+			"--cidr":                        "10.244.0.1/24",
+			"--server-address":              "127.0.0.1:1006",
 		}},
 	}
 	for _, tt := range tests {
