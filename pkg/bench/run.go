@@ -83,16 +83,13 @@ func Run(ctx context.Context, e *Env, cfg Config) (*Report, error) {
 		}
 	}
 	if slices.Contains(cfg.Scenarios, "hop") {
-		before, err := scrapeAll(ctx, e)
-		if err != nil {
-			return rep, err
-		}
 		chains, err := ChainHops(ctx, e, base+"c", cfg.Workflows, cfg.Workers, cfg.Timeout)
 		if err != nil {
 			return rep, fmt.Errorf("hop baseline: %w", err)
 		}
 		rep.HopBaseline = &chains
-		if before, err = scrapeAll(ctx, e); err != nil {
+		before, err := scrapeAll(ctx, e)
+		if err != nil {
 			return rep, err
 		}
 		h, err := WorkflowHops(ctx, e, base+"w", cfg.Workflows, cfg.Workers, cfg.Timeout)

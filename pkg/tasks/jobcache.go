@@ -29,15 +29,22 @@ type jobRecord struct {
 	Status                batchv1.JobStatus
 }
 
-// DeepCopyObject implements runtime.Object.
-func (j *jobRecord) DeepCopyObject() runtime.Object {
-	out := &jobRecord{TypeMeta: j.TypeMeta, ActiveDeadlineSeconds: j.ActiveDeadlineSeconds}
+// DeepCopyInto copies the record into out.
+func (j *jobRecord) DeepCopyInto(out *jobRecord) {
+	out.TypeMeta = j.TypeMeta
+	j.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
+	out.ActiveDeadlineSeconds = nil
 	if j.ActiveDeadlineSeconds != nil {
 		v := *j.ActiveDeadlineSeconds
 		out.ActiveDeadlineSeconds = &v
 	}
-	j.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
 	j.Status.DeepCopyInto(&out.Status)
+}
+
+// DeepCopyObject implements runtime.Object.
+func (j *jobRecord) DeepCopyObject() runtime.Object {
+	out := &jobRecord{}
+	j.DeepCopyInto(out)
 	return out
 }
 

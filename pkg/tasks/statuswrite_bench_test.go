@@ -1,4 +1,4 @@
-package tasks_test
+package tasks
 
 import (
 	"context"
@@ -111,12 +111,8 @@ func lifecycle(name string) []v1alpha1.AgentTaskStatus {
 }
 
 func applyStatus(ctx context.Context, cs versioned.Interface, t *v1alpha1.AgentTask, st v1alpha1.AgentTaskStatus) (*v1alpha1.AgentTask, error) {
-	data, err := json.Marshal(st)
+	status, err := statusApplyConfiguration(st)
 	if err != nil {
-		return nil, err
-	}
-	status := &ac.AgentTaskStatusApplyConfiguration{}
-	if err := json.Unmarshal(data, status); err != nil {
 		return nil, err
 	}
 	cfg := ac.AgentTask(t.Name, t.Namespace).WithResourceVersion(t.ResourceVersion).WithStatus(status)
