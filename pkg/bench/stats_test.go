@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 func TestSummarize(t *testing.T) {
@@ -39,15 +38,4 @@ other_metric{method="POST"} 9
 	assert.Equal(t, map[string]float64{"GET": 40, "POST": 3, "POST 409": 1, "PATCH": 5}, got)
 	assert.Equal(t, 9.0, writes(got))
 	assert.InDelta(t, 9, writes(got), 1e-9)
-}
-
-func TestParseCPUSeconds(t *testing.T) {
-	// A real /proc/<pid>/stat line, with a command name holding ") ".
-	stat := "4242 (kube) (x)) S 1 4242 4242 0 -1 4194560 2105 0 0 0 1234 567 0 0 20 0 12 0 100 0 0\n"
-	got, err := parseCPUSeconds(stat, 100)
-	require.NoError(t, err)
-	assert.InDelta(t, 18.01, got, 1e-9)
-
-	_, err = parseCPUSeconds("4242 (kube S 1", 100)
-	assert.Error(t, err)
 }

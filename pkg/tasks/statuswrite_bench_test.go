@@ -24,6 +24,7 @@ import (
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 	ac "opsnorth.io/scheduler/generated/applyconfiguration/scheduler/v1alpha1"
 	"opsnorth.io/scheduler/generated/clientset/versioned"
+	"opsnorth.io/scheduler/pkg/localcluster"
 	"opsnorth.io/scheduler/pkg/testenv"
 )
 
@@ -59,7 +60,7 @@ func BenchmarkStatusWrite(b *testing.B) {
 				tasks[n], err = cs.SchedulerV1alpha1().AgentTasks(ns).Create(b.Context(), t, metav1.CreateOptions{})
 				require.NoError(b, err)
 			}
-			cpu0, err := processCPU(pid)
+			cpu0, err := localcluster.CPUSeconds(pid)
 			require.NoError(b, err)
 			b.ResetTimer()
 			work := make(chan *v1alpha1.AgentTask)
@@ -83,9 +84,9 @@ func BenchmarkStatusWrite(b *testing.B) {
 			close(work)
 			wg.Wait()
 			b.StopTimer()
-			cpu1, err := processCPU(pid)
+			cpu1, err := localcluster.CPUSeconds(pid)
 			require.NoError(b, err)
-			b.ReportMetric(float64((cpu1-cpu0).Milliseconds())/float64(b.N), "apiserver-ms/op")
+			b.ReportMetric((cpu1-cpu0)*1000/float64(b.N), "apiserver-ms/op")
 		})
 	}
 }
@@ -155,16 +156,4 @@ func apiserverPID(host string) (int, error) {
 		}
 	}
 	return 0, fmt.Errorf("no kube-apiserver process serves port %s", port)
-}
-
-// processCPU is a process's user+system CPU time.
-func processCPU(pid int) (time.Duration, error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
-	}
-	fields := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+2:]))
-	utime, _ := strconv.ParseInt(fields[11], 10, 64)
-	stime, _ := strconv.ParseInt(fields[12], 10, 64)
-	return time.Duration(utime+stime) * (time.Second / 100), nil
 }
