@@ -1,6 +1,7 @@
 package tasks_test
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"sync"
@@ -123,22 +124,38 @@ func TestWritesPerLifecycle(t *testing.T) {
 // for its end and one per webhook outcome, none for Pending or Running.
 func assertTaskEvents(t *testing.T, k *cluster, task string, reasons ...string) {
 	t.Helper()
-	got := func() []string {
-		list := &eventsv1.EventList{}
-		require.NoError(t, k.c.List(t.Context(), list, client.InNamespace(k.ns)))
+	// Not t.Context(), and no require: Eventually and Never run the
+	// condition on their own goroutine, which may still be listing when
+	// they (and the test) return.
+	list := func() ([]string, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		events := &eventsv1.EventList{}
+		if err := k.c.List(ctx, events, client.InNamespace(k.ns)); err != nil {
+			return nil, err
+		}
 		var out []string
-		for _, e := range list.Items {
+		for _, e := range events.Items {
 			if e.Regarding.Name == task && e.Regarding.Kind == "AgentTask" {
 				out = append(out, e.Reason)
 			}
 		}
-		return out
+		return out, nil
 	}
-	require.Eventually(t, func() bool { return len(got()) >= len(reasons) }, wait, 100*time.Millisecond, "events: %v", got())
+	count := func() int {
+		got, err := list()
+		if err != nil {
+			return -1
+		}
+		return len(got)
+	}
+	require.Eventually(t, func() bool { return count() >= len(reasons) }, wait, 100*time.Millisecond, "events of %s", task)
 	// Events are written asynchronously: an unexpected extra one may trail
 	// the others, so watch for it a while.
-	assert.Never(t, func() bool { return len(got()) > len(reasons) }, settle, 100*time.Millisecond, "more events than %v", reasons)
-	assert.ElementsMatch(t, reasons, got())
+	assert.Never(t, func() bool { return count() > len(reasons) }, settle, 100*time.Millisecond, "more events than %v", reasons)
+	got, err := list()
+	require.NoError(t, err)
+	assert.ElementsMatch(t, reasons, got)
 }
 
 // TestExistingJob: a Job of the task's name that the cache does not show is
