@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	batchclient "k8s.io/client-go/kubernetes/typed/batch/v1"
 	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
 )
 
 // jobRecord is what the manager caches of a task's Job: its identity,
@@ -34,9 +35,8 @@ func (j *jobRecord) DeepCopyInto(out *jobRecord) {
 	out.TypeMeta = j.TypeMeta
 	j.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
 	out.ActiveDeadlineSeconds = nil
-	if j.ActiveDeadlineSeconds != nil {
-		v := *j.ActiveDeadlineSeconds
-		out.ActiveDeadlineSeconds = &v
+	if d := j.ActiveDeadlineSeconds; d != nil {
+		out.ActiveDeadlineSeconds = ptr.To(*d)
 	}
 	j.Status.DeepCopyInto(&out.Status)
 }
@@ -49,15 +49,16 @@ func (j *jobRecord) DeepCopyObject() runtime.Object {
 }
 
 // job returns the record as the (trimmed) Job the reconciler reads, a copy
-// it may keep.
+// it may keep. It runs on every reconcile, so it copies straight into the
+// Job.
 func (j *jobRecord) job() *batchv1.Job {
-	c := j.DeepCopyObject().(*jobRecord)
-	return &batchv1.Job{
-		TypeMeta:   metav1.TypeMeta{APIVersion: batchv1.SchemeGroupVersion.String(), Kind: "Job"},
-		ObjectMeta: c.ObjectMeta,
-		Spec:       batchv1.JobSpec{ActiveDeadlineSeconds: c.ActiveDeadlineSeconds},
-		Status:     c.Status,
+	out := &batchv1.Job{TypeMeta: metav1.TypeMeta{APIVersion: batchv1.SchemeGroupVersion.String(), Kind: "Job"}}
+	j.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
+	if d := j.ActiveDeadlineSeconds; d != nil {
+		out.Spec.ActiveDeadlineSeconds = ptr.To(*d)
 	}
+	j.Status.DeepCopyInto(&out.Status)
+	return out
 }
 
 // recordJob is the Job informers' transform: a trimmed Job becomes a
