@@ -17722,6 +17722,13 @@ func schema_scheduler_apis_scheduler_v1alpha1_AgentTaskStatus(ref common.Referen
 							Ref:         ref("opsnorth.io/scheduler/apis/scheduler/v1alpha1.WebhookDelivery"),
 						},
 					},
+					"settled": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Settled is true once the manager is done with the task: it is terminal and its completion webhook, if any, was delivered or given up. It is a selectable field: the tasks manager watches only tasks that are not settled, and `kubectl get agenttasks --field-selector status.settled=true` lists the tasks that are safe to clean up.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
 					"observedGeneration": {
 						SchemaProps: spec.SchemaProps{
 							Description: "ObservedGeneration is the generation of the spec this status describes.",

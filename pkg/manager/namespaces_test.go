@@ -1,6 +1,8 @@
 package manager
 
 import (
+	"maps"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -58,10 +60,14 @@ func TestSchedulerInformersNamespaces(t *testing.T) {
 	all := newSchedulerInformers(cs, nil)
 	assert.Empty(t, all.Namespaces())
 	assert.Len(t, all.Factories(), 1)
+	assert.Equal(t, []string{""}, slices.Collect(maps.Keys(all.ByNamespace())), "one factory for all namespaces")
 
 	two := newSchedulerInformers(cs, Namespaces{"a", "b"})
 	assert.Equal(t, []string{"a", "b"}, two.Namespaces())
 	assert.Len(t, two.Factories(), 2)
 	assert.NotNil(t, two.For("a"))
 	assert.Nil(t, two.For("c"))
+	byNamespace := two.ByNamespace()
+	assert.Equal(t, []string{"a", "b"}, slices.Sorted(maps.Keys(byNamespace)))
+	assert.Same(t, two.For("b"), byNamespace["b"])
 }

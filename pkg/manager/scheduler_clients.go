@@ -2,6 +2,9 @@ package manager
 
 import (
 	"fmt"
+	"maps"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -34,6 +37,15 @@ func (s *SchedulerInformers) Factories() []externalversions.SharedInformerFactor
 		out = append(out, f)
 	}
 	return out
+}
+
+// ByNamespace returns every factory by the namespace it watches, "" for
+// all namespaces.
+func (s *SchedulerInformers) ByNamespace() map[string]externalversions.SharedInformerFactory {
+	if s.all != nil {
+		return map[string]externalversions.SharedInformerFactory{metav1.NamespaceAll: s.all}
+	}
+	return maps.Clone(s.byNamespace)
 }
 
 // For returns the factory whose cache holds objects of namespace, or nil

@@ -2,16 +2,21 @@ package tasks
 
 import (
 	"slices"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	k8slabels "k8s.io/apimachinery/pkg/labels"
+	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
+	"opsnorth.io/scheduler/generated/clientset/versioned"
+	"opsnorth.io/scheduler/generated/informers/externalversions/internalinterfaces"
+	informers "opsnorth.io/scheduler/generated/informers/externalversions/scheduler/v1alpha1"
 )
 
 // unfinishedPods selects the pods that have not finished: a task needs a
@@ -22,6 +27,22 @@ var unfinishedPods = fields.AndSelectors(
 	fields.OneTermNotEqualSelector("status.phase", string(corev1.PodSucceeded)),
 	fields.OneTermNotEqualSelector("status.phase", string(corev1.PodFailed)),
 )
+
+// notSettled selects the tasks the manager still has work on (status.settled
+// is a selectable field of the CRD; unset reads as ""). A task that settles
+// leaves the informer's cache with a delete, so the cache holds the tasks in
+// flight, not every task kept until its owner deletes it.
+var notSettled = fields.OneTermNotEqualSelector("status.settled", "true").String()
+
+// unsettledTasks builds the AgentTask informer of namespace ("" for all) on
+// the tasks that are not settled. It has no namespace index: the controller
+// reads tasks by key only.
+func unsettledTasks(namespace string) internalinterfaces.NewInformerFunc {
+	return func(cs versioned.Interface, resync time.Duration) toolscache.SharedIndexInformer {
+		return informers.NewFilteredAgentTaskInformer(cs, namespace, resync, toolscache.Indexers{},
+			func(o *metav1.ListOptions) { o.FieldSelector = notSettled })
+	}
+}
 
 // podJobIndex indexes cached pods by the name of the Job that controls them.
 const podJobIndex = "tasks.opsnorth.io/job"
@@ -45,8 +66,9 @@ const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
 // trimTask drops what the controller never reads from cached AgentTasks:
 // managed fields and kubectl's last-applied copy. A terminal task is never
 // observed again (its spec is immutable, so its status is final) and only its
-// webhook may still be due, which works from a live read: the cache keeps its
-// identity, phase and webhook state, so 10k finished tasks cost little.
+// webhook may still be due, which works from a live read: until the task
+// settles and leaves the cache, it keeps only its identity, phase and webhook
+// state.
 func trimTask(obj any) (any, error) {
 	task, ok := obj.(*v1alpha1.AgentTask)
 	if !ok {
@@ -57,7 +79,7 @@ func trimTask(obj any) (any, error) {
 	if st := task.Status; st.Phase.IsTerminal() {
 		task.Annotations = nil
 		task.Spec = v1alpha1.AgentTaskSpec{TaskID: task.Spec.TaskID, UserID: task.Spec.UserID, WebhookURL: task.Spec.WebhookURL}
-		task.Status = v1alpha1.AgentTaskStatus{Phase: st.Phase, Reason: st.Reason, Webhook: st.Webhook}
+		task.Status = v1alpha1.AgentTaskStatus{Phase: st.Phase, Reason: st.Reason, Webhook: st.Webhook, Settled: st.Settled}
 	}
 	return task, nil
 }

@@ -3,6 +3,8 @@ package tasks
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -37,13 +39,12 @@ type Deps struct {
 	Manager ctrl.Manager
 	// Clientset writes AgentTask status (server-side apply under FieldOwner).
 	Clientset versioned.Interface
-	// Factories feed the AgentTask listers and events; they start with the manager.
-	Factories  []externalversions.SharedInformerFactory
+	// Factories, by watched namespace ("" for all), hold the AgentTask
+	// informers; they start with the manager.
+	Factories  map[string]externalversions.SharedInformerFactory
 	FieldOwner string
 	// MaxConcurrentReconciles is the number of workers.
 	MaxConcurrentReconciles int
-	// Namespaces are the watched namespaces; none means all.
-	Namespaces []string
 }
 
 // FromManager returns the controller's dependencies from the manager runtime's.
@@ -51,10 +52,9 @@ func FromManager(d *manager.Deps) Deps {
 	return Deps{
 		Manager:                 d.Manager,
 		Clientset:               d.Clientset,
-		Factories:               d.Informers.Factories(),
+		Factories:               d.Informers.ByNamespace(),
 		FieldOwner:              d.FieldOwner,
 		MaxConcurrentReconciles: d.Options.MaxConcurrentReconciles,
-		Namespaces:              d.Informers.Namespaces(),
 	}
 }
 
@@ -78,7 +78,7 @@ type Reconciler struct {
 func Setup(ctx context.Context, d Deps, cfg Config) error {
 	registerMetrics()
 	mgr := d.Manager
-	jobs, err := newJobStoreFor(mgr, d.Namespaces)
+	jobs, err := newJobStoreFor(mgr, slices.Collect(maps.Keys(d.Factories)))
 	if err != nil {
 		return err
 	}
@@ -104,13 +104,12 @@ func Setup(ctx context.Context, d Deps, cfg Config) error {
 	for _, inf := range jobs.informers {
 		b = b.WatchesRawSource(&source.Informer{Informer: inf, Handler: handler.EnqueueRequestsFromMapFunc(jobTask)})
 	}
-	for _, f := range d.Factories {
-		tasks := f.Scheduler().V1alpha1().AgentTasks()
-		inf := tasks.Informer()
+	for ns, f := range d.Factories {
+		inf := f.InformerFor(&v1alpha1.AgentTask{}, unsettledTasks(ns))
 		if err := inf.SetTransform(trimTask); err != nil {
 			return fmt.Errorf("set agenttask informer transform: %w", err)
 		}
-		r.listers = append(r.listers, tasks.Lister())
+		r.listers = append(r.listers, listers.NewAgentTaskLister(inf.GetIndexer()))
 		b = b.WatchesRawSource(&source.Informer{Informer: inf, Handler: &handler.EnqueueRequestForObject{}})
 	}
 	if err := b.Complete(r); err != nil {

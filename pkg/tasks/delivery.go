@@ -79,7 +79,7 @@ func (r *Reconciler) deliverWebhook(ctx context.Context, s *scope) (time.Duratio
 
 	st := *live.Status.DeepCopy()
 	st.Webhook = rec
-	setConditions(&st, live)
+	summarize(&st, live)
 	if _, err := r.applyStatus(ctx, live, st); err != nil {
 		return 0, err
 	}
@@ -90,7 +90,7 @@ func (r *Reconciler) deliverWebhook(ctx context.Context, s *scope) (time.Duratio
 }
 
 func webhookDue(task *v1alpha1.AgentTask) bool {
-	return task.Spec.WebhookURL != "" && task.Status.Phase.IsTerminal() && webhook.Pending(task.Status.Webhook)
+	return task.Status.Phase.IsTerminal() && !settled(&task.Status, task)
 }
 
 // send makes one attempt. A refused address gives up at once: no retry

@@ -118,8 +118,8 @@ func startManagerWith(t *testing.T, namespace string, cfg tasks.Config, base *re
 	require.NoError(t, manager.AddInformerFactory(mgr, "scheduler-0", factory))
 	ctx, cancel := context.WithCancel(context.Background())
 	require.NoError(t, tasks.Setup(ctx, tasks.Deps{
-		Manager: mgr, Clientset: cs, Factories: []externalversions.SharedInformerFactory{factory},
-		FieldOwner: fieldOwner, MaxConcurrentReconciles: 4, Namespaces: []string{namespace},
+		Manager: mgr, Clientset: cs, Factories: map[string]externalversions.SharedInformerFactory{namespace: factory},
+		FieldOwner: fieldOwner, MaxConcurrentReconciles: 4,
 	}, cfg))
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()

@@ -67,7 +67,31 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	if err := r.settle(ctx, s); err != nil {
+		return ctrl.Result{}, err
+	}
 	return ctrl.Result{RequeueAfter: minPositive(s.requeue, wait)}, nil
+}
+
+// settle records Settled on a task that is done but does not show it: one
+// that an older manager, before the field existed, finished. Every other
+// terminal status is written with Settled already. The cache holds a
+// trimmed status, so the write starts from a live read.
+func (r *Reconciler) settle(ctx context.Context, s *scope) error {
+	if st := &s.task.Status; st.Settled || !settled(st, s.task) {
+		return nil
+	}
+	live, err := r.clientset.SchedulerV1alpha1().AgentTasks(s.task.Namespace).Get(ctx, s.task.Name, metav1.GetOptions{})
+	if err != nil {
+		return errorf(errAPIRead, "get agenttask %s: %w", describe(s.task), err)
+	}
+	if live.UID != s.task.UID || live.Status.Settled || !settled(&live.Status, live) {
+		return nil
+	}
+	st := *live.Status.DeepCopy()
+	summarize(&st, live)
+	_, err = r.applyStatus(ctx, live, st)
+	return err
 }
 
 // ensureJob finds the task's Job or creates it, exactly once.

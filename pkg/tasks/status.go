@@ -66,7 +66,7 @@ func ComputeStatus(task *v1alpha1.AgentTask, obs Observation) v1alpha1.AgentTask
 		observe(&st, task, obs)
 	}
 	st.ObservedGeneration = task.Generation
-	setConditions(&st, task)
+	summarize(&st, task)
 	return st
 }
 
@@ -257,9 +257,10 @@ func conditionReason(reason, fallback string) string {
 	return fallback
 }
 
-// setConditions sets the kstatus summary for the phase and, once the task is
-// terminal and has a webhook, WebhookDelivered.
-func setConditions(st *v1alpha1.AgentTaskStatus, task *v1alpha1.AgentTask) {
+// summarize sets the kstatus summary for the phase, WebhookDelivered once
+// the task is terminal and has a webhook, and Settled.
+func summarize(st *v1alpha1.AgentTaskStatus, task *v1alpha1.AgentTask) {
+	st.Settled = settled(st, task)
 	gen := task.Generation
 	switch st.Phase {
 	case v1alpha1.TaskSucceeded:
@@ -276,6 +277,12 @@ func setConditions(st *v1alpha1.AgentTaskStatus, task *v1alpha1.AgentTask) {
 		return
 	}
 	meta.SetStatusCondition(&st.Conditions, webhookCondition(st.Webhook, gen))
+}
+
+// settled reports whether the manager is done with a task of status st: it
+// is terminal and its webhook, if it has one, was delivered or given up.
+func settled(st *v1alpha1.AgentTaskStatus, task *v1alpha1.AgentTask) bool {
+	return st.Phase.IsTerminal() && (task.Spec.WebhookURL == "" || !webhook.Pending(st.Webhook))
 }
 
 func webhookCondition(d *v1alpha1.WebhookDelivery, gen int64) metav1.Condition {

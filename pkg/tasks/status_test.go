@@ -135,7 +135,8 @@ func TestComputeStatus(t *testing.T) {
 				assert.Equal(t, want, ready.Status)
 			}
 			assert.Equal(t, !got.Phase.IsTerminal(), meta.IsStatusConditionTrue(got.Conditions, v1alpha1.ConditionReconciling))
-			got.Conditions, got.ObservedGeneration = nil, 0
+			assert.Equal(t, got.Phase.IsTerminal(), got.Settled, "a task without a webhook is settled once it ends")
+			got.Conditions, got.ObservedGeneration, got.Settled = nil, 0, false
 			assert.Equal(t, tt.want, got)
 		})
 	}
@@ -173,4 +174,35 @@ func TestWebhookCondition(t *testing.T) {
 	task.Status = v1alpha1.AgentTaskStatus{Phase: v1alpha1.TaskRunning}
 	assert.Nil(t, meta.FindStatusCondition(ComputeStatus(task, Observation{Job: job()}).Conditions, ConditionWebhookDelivered),
 		"no webhook condition before the task is terminal")
+}
+
+// TestComputeSettled: a task is settled once the manager has nothing left to do:
+// terminal, and its webhook (if any) delivered or given up.
+func TestComputeSettled(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		phase    v1alpha1.TaskPhase
+		url      string
+		delivery *v1alpha1.WebhookDelivery
+		want     bool
+	}{
+		{name: "running", phase: v1alpha1.TaskRunning},
+		{name: "running with a webhook", phase: v1alpha1.TaskRunning, url: "https://example.com/hook"},
+		{name: "succeeded", phase: v1alpha1.TaskSucceeded, want: true},
+		{name: "timed out", phase: v1alpha1.TaskTimeout, want: true},
+		{name: "webhook not sent yet", phase: v1alpha1.TaskSucceeded, url: "https://example.com/hook"},
+		{name: "webhook retrying", phase: v1alpha1.TaskFailed, url: "https://example.com/hook",
+			delivery: &v1alpha1.WebhookDelivery{Attempts: 2, LastError: "503"}},
+		{name: "webhook delivered", phase: v1alpha1.TaskFailed, url: "https://example.com/hook",
+			delivery: &v1alpha1.WebhookDelivery{Attempts: 1, Delivered: true}, want: true},
+		{name: "webhook given up", phase: v1alpha1.TaskSucceeded, url: "https://example.com/hook",
+			delivery: &v1alpha1.WebhookDelivery{Attempts: 8, GaveUp: true}, want: true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			task := fullTask()
+			task.Spec.WebhookURL = tt.url
+			task.Status = v1alpha1.AgentTaskStatus{Phase: tt.phase, Webhook: tt.delivery, Settled: !tt.want}
+			assert.Equal(t, tt.want, ComputeStatus(task, Observation{Job: job(), Pod: pod(corev1.PodRunning, running())}).Settled)
+		})
+	}
 }

@@ -135,6 +135,13 @@ type AgentTaskStatus struct {
 	// Webhook records the delivery of the completion webhook.
 	// +optional
 	Webhook *WebhookDelivery `json:"webhook,omitempty"`
+	// Settled is true once the manager is done with the task: it is terminal
+	// and its completion webhook, if any, was delivered or given up. It is a
+	// selectable field: the tasks manager watches only tasks that are not
+	// settled, and `kubectl get agenttasks --field-selector status.settled=true`
+	// lists the tasks that are safe to clean up.
+	// +optional
+	Settled bool `json:"settled,omitempty"`
 	// ObservedGeneration is the generation of the spec this status describes.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
@@ -155,6 +162,7 @@ type AgentTaskStatus struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 63 && self.metadata.name.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must be a DNS label (at most 63 lowercase letters, digits and '-'): it names the task's Job"
 // +kubebuilder:resource:scope=Namespaced,shortName=at,categories=scheduler
+// +kubebuilder:selectablefield:JSONPath=`.status.settled`
 // +kubebuilder:printcolumn:name="Task",type=string,JSONPath=`.spec.taskId`
 // +kubebuilder:printcolumn:name="User",type=string,JSONPath=`.spec.userId`
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`

@@ -412,6 +412,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: reason
       type:
         scalar: string
+    - name: settled
+      type:
+        scalar: boolean
     - name: startTime
       type:
         namedType: Time.v1.meta.apis.pkg.apimachinery.k8s.io

@@ -51,6 +51,12 @@ type AgentTaskStatusApplyConfiguration struct {
 	ExitCode *int32 `json:"exitCode,omitempty"`
 	// Webhook records the delivery of the completion webhook.
 	Webhook *WebhookDeliveryApplyConfiguration `json:"webhook,omitempty"`
+	// Settled is true once the manager is done with the task: it is terminal
+	// and its completion webhook, if any, was delivered or given up. It is a
+	// selectable field: the tasks manager watches only tasks that are not
+	// settled, and `kubectl get agenttasks --field-selector status.settled=true`
+	// lists the tasks that are safe to clean up.
+	Settled *bool `json:"settled,omitempty"`
 	// ObservedGeneration is the generation of the spec this status describes.
 	ObservedGeneration *int64 `json:"observedGeneration,omitempty"`
 	// Conditions are Ready (the task succeeded), Reconciling, Stalled and
@@ -147,6 +153,14 @@ func (b *AgentTaskStatusApplyConfiguration) WithExitCode(value int32) *AgentTask
 // If called multiple times, the Webhook field is set to the value of the last call.
 func (b *AgentTaskStatusApplyConfiguration) WithWebhook(value *WebhookDeliveryApplyConfiguration) *AgentTaskStatusApplyConfiguration {
 	b.Webhook = value
+	return b
+}
+
+// WithSettled sets the Settled field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Settled field is set to the value of the last call.
+func (b *AgentTaskStatusApplyConfiguration) WithSettled(value bool) *AgentTaskStatusApplyConfiguration {
+	b.Settled = &value
 	return b
 }
 
