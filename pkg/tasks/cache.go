@@ -19,14 +19,13 @@ import (
 	informers "opsnorth.io/scheduler/generated/informers/externalversions/scheduler/v1alpha1"
 )
 
-// unfinishedPods selects the pods that have not finished: a task needs a
-// finished pod once, when its Job concludes, and reads it from the API server
-// then. So the cache holds the pods of running tasks, not of every task kept
-// until its Job's TTL (a pod that finishes leaves the cache with a delete).
-var unfinishedPods = fields.AndSelectors(
-	fields.OneTermNotEqualSelector("status.phase", string(corev1.PodSucceeded)),
-	fields.OneTermNotEqualSelector("status.phase", string(corev1.PodFailed)),
-)
+// runningPods selects the pods that run: a task is Running from its pod's
+// first Running state and needs a finished pod once, when its Job concludes,
+// reading it from the API server then; a pending pod is not in its status
+// (not worth a write) and its pod is not needed. So the cache holds the pods
+// that run now, not every pod a burst of tasks queued: a pod enters the cache
+// when it starts running and leaves it with a delete when it finishes.
+var runningPods = fields.OneTermEqualSelector("status.phase", string(corev1.PodRunning))
 
 // notSettled selects the tasks the manager still has work on (status.settled
 // is a selectable field of the CRD; unset reads as ""). A task that settles
@@ -47,37 +46,33 @@ func unsettledTasks(namespace string) internalinterfaces.NewInformerFunc {
 // podJobIndex indexes cached pods by the name of the Job that controls them.
 const podJobIndex = "tasks.opsnorth.io/job"
 
-// CacheByObject restricts the manager's cache to the unfinished pods of
+// CacheByObject restricts the manager's cache to the running pods of
 // AgentTasks and trims them to the fields the controller reads: the spec of
 // a pod is never cached. Jobs are not in the manager's cache: they have
 // their own, smaller records (jobStore).
 func CacheByObject() map[client.Object]cache.ByObject {
 	return map[client.Object]cache.ByObject{
-		&corev1.Pod{}: {Label: jobSelector(), Field: unfinishedPods, Transform: trimPod},
+		&corev1.Pod{}: {Label: jobSelector(), Field: runningPods, Transform: trimPod},
 	}
 }
 
 // jobSelector selects the Jobs (and their pods) of AgentTasks.
 func jobSelector() k8slabels.Selector { return k8slabels.SelectorFromSet(selectorLabels()) }
 
-// lastApplied is kubectl's copy of the whole applied object.
-const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
-
 // trimTask drops what the controller never reads from cached AgentTasks:
-// managed fields and kubectl's last-applied copy. A terminal task is never
-// observed again (its spec is immutable, so its status is final) and only its
-// webhook may still be due, which works from a live read: until the task
-// settles and leaves the cache, it keeps only its identity, phase and webhook
-// state.
+// managed fields, labels, annotations (kubectl's last-applied copy among
+// them), owners and finalizers. A terminal task is never observed again (its
+// spec is immutable, so its status is final) and only its webhook may still
+// be due, which works from a live read: until the task settles and leaves
+// the cache, it keeps only its identity, phase and webhook state.
 func trimTask(obj any) (any, error) {
 	task, ok := obj.(*v1alpha1.AgentTask)
 	if !ok {
 		return obj, nil
 	}
-	task.ManagedFields = nil
-	delete(task.Annotations, lastApplied)
+	trimMeta(&task.ObjectMeta)
+	task.OwnerReferences = nil
 	if st := task.Status; st.Phase.IsTerminal() {
-		task.Annotations = nil
 		task.Spec = v1alpha1.AgentTaskSpec{TaskID: task.Spec.TaskID, UserID: task.Spec.UserID, WebhookURL: task.Spec.WebhookURL}
 		task.Status = v1alpha1.AgentTaskStatus{Phase: st.Phase, Reason: st.Reason, Webhook: st.Webhook, Settled: st.Settled}
 	}
@@ -110,9 +105,10 @@ func trimJob(obj any) (any, error) {
 // (SuccessCriteriaMet, Suspended and false conditions are not read).
 var decidingJobConditions = []batchv1.JobConditionType{batchv1.JobComplete, batchv1.JobFailed, batchv1.JobFailureTarget}
 
-// trimMeta keeps the metadata of a cached Job or pod the controller reads:
+// trimMeta keeps the metadata of a cached object the controller reads:
 // identity, owners and times. Labels go too: the cache selected on them
-// already, and a pod maps to its task through its Job (named after the task).
+// already, a pod maps to its task through its Job (named after the task) and
+// a task's labels are not read.
 func trimMeta(m *metav1.ObjectMeta) {
 	m.ManagedFields = nil
 	m.Annotations = nil

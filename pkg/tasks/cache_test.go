@@ -21,14 +21,19 @@ import (
 func TestTrimTask(t *testing.T) {
 	running := fullTask()
 	running.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}
-	running.Annotations = map[string]string{lastApplied: "{...}", "keep": "me"}
+	running.Annotations = map[string]string{"kubectl.kubernetes.io/last-applied-configuration": "{...}"}
+	running.Labels = map[string]string{"team": "search"}
+	running.Finalizers = []string{"example.com/audit"}
+	running.OwnerReferences = []metav1.OwnerReference{{APIVersion: "scheduler.opsnorth.io/v1alpha1", Kind: "Workflow", Name: "wf", UID: "u"}}
 	running.Status.Phase = v1alpha1.TaskRunning
 	out, err := trimTask(running.DeepCopy())
 	require.NoError(t, err)
 	got := out.(*v1alpha1.AgentTask)
-	assert.Nil(t, got.ManagedFields)
-	assert.Equal(t, map[string]string{"keep": "me"}, got.Annotations)
+	assert.Equal(t, metav1.ObjectMeta{Name: running.Name, Namespace: running.Namespace, UID: running.UID,
+		Generation: running.Generation, ResourceVersion: running.ResourceVersion, CreationTimestamp: running.CreationTimestamp},
+		got.ObjectMeta, "identity and times only")
 	assert.Equal(t, running.Spec, got.Spec, "a task that may still need its Job keeps its whole spec")
+	assert.Equal(t, running.Status, got.Status)
 
 	done := running.DeepCopy()
 	done.Status = v1alpha1.AgentTaskStatus{
@@ -118,7 +123,7 @@ func TestPodJobName(t *testing.T) {
 	assert.Nil(t, podJobName(&corev1.Pod{}))
 }
 
-func TestCacheSelectsUnfinishedPods(t *testing.T) {
+func TestCacheSelectsRunningPods(t *testing.T) {
 	var pods cache.ByObject
 	for obj, by := range CacheByObject() {
 		if _, ok := obj.(*corev1.Pod); ok {
@@ -127,7 +132,7 @@ func TestCacheSelectsUnfinishedPods(t *testing.T) {
 	}
 	require.NotNil(t, pods.Field)
 	for phase, cached := range map[corev1.PodPhase]bool{
-		corev1.PodPending: true, corev1.PodRunning: true, corev1.PodUnknown: true,
+		corev1.PodPending: false, corev1.PodRunning: true, corev1.PodUnknown: false,
 		corev1.PodSucceeded: false, corev1.PodFailed: false,
 	} {
 		assert.Equal(t, cached, pods.Field.Matches(fields.Set{"status.phase": string(phase)}), "a %s pod is cached", phase)
