@@ -1,6 +1,7 @@
 package tasks
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -9,7 +10,11 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
+
+	"opsnorth.io/scheduler/pkg/testenv"
 )
 
 // TestRecordJob: a cached Job record gives back the trimmed Job the
@@ -48,4 +53,40 @@ func TestRecordJob(t *testing.T) {
 	other, err := recordJob(&corev1.Pod{})
 	require.NoError(t, err)
 	assert.IsType(t, &corev1.Pod{}, other, "anything else passes through")
+}
+
+// TestJobStoreForget: a forgotten record leaves the cache and comes back
+// with the Job's next event.
+func TestJobStoreForget(t *testing.T) {
+	env := testenv.Require(t)
+	cs, err := kubernetes.NewForConfig(env.Config)
+	require.NoError(t, err)
+	const namespace = "tasks-jobstore"
+	_, err = cs.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	store, err := newJobStore(cs.BatchV1(), []string{namespace})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	go func() { _ = store.Start(ctx) }()
+
+	job := BuildJob(fullTask(), DefaultConfig())
+	job.Namespace, job.OwnerReferences = namespace, nil
+	key := types.NamespacedName{Namespace: job.Namespace, Name: job.Name}
+	job, err = cs.BatchV1().Jobs(job.Namespace).Create(ctx, job, metav1.CreateOptions{})
+	require.NoError(t, err)
+	cached := func() bool {
+		got, err := store.get(key)
+		return err == nil && got != nil
+	}
+	require.Eventually(t, cached, 10*time.Second, 10*time.Millisecond, "the Job was never cached")
+
+	store.forget(key)
+	assert.False(t, cached(), "a forgotten record is gone")
+	store.forget(key) // forgetting twice is harmless
+
+	metav1.SetMetaDataAnnotation(&job.ObjectMeta, "example.com/touched", "yes")
+	_, err = cs.BatchV1().Jobs(job.Namespace).Update(ctx, job, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	assert.Eventually(t, cached, 10*time.Second, 10*time.Millisecond, "the Job's next event caches it again")
 }

@@ -35,7 +35,11 @@ type scope struct {
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	task, err := r.getTask(req.NamespacedName)
 	if apierrors.IsNotFound(err) {
+		// Settled (the cache holds unsettled tasks only) or deleted: what
+		// the manager kept for the task goes, its Job's record included
+		// (Jobs are named after their tasks).
 		r.finished.forget(req.NamespacedName)
+		r.jobs.forget(req.NamespacedName)
 		return ctrl.Result{}, nil
 	}
 	if err != nil {
