@@ -3,6 +3,7 @@ package tasks
 import (
 	"slices"
 	"time"
+	"unique"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -61,10 +62,16 @@ func jobSelector() k8slabels.Selector { return k8slabels.SelectorFromSet(selecto
 
 // trimTask drops what the controller never reads from cached AgentTasks:
 // managed fields, labels, annotations (kubectl's last-applied copy among
-// them), owners and finalizers. A terminal task is never observed again (its
-// spec is immutable, so its status is final) and only its webhook may still
-// be due, which works from a live read: until the task settles and leaves
-// the cache, it keeps only its identity, phase and webhook state.
+// them), owners and finalizers.
+//
+// The spec is read whole only to build the Job, which happens only while the
+// task has recorded no Job (ensureJob): once status.jobName is set, the
+// cache keeps the ids, the timeout (for the Timeout message) and the webhook
+// URL, so a backlog of tasks with large inputs does not hold them twice (the
+// Jobs carry them). A terminal task is never observed again (its spec is
+// immutable, so its status is final) and only its webhook may still be due,
+// which works from a live read: until the task settles and leaves the cache,
+// it keeps only its identity, phase and webhook state.
 func trimTask(obj any) (any, error) {
 	task, ok := obj.(*v1alpha1.AgentTask)
 	if !ok {
@@ -75,9 +82,34 @@ func trimTask(obj any) (any, error) {
 	if st := task.Status; st.Phase.IsTerminal() {
 		task.Spec = v1alpha1.AgentTaskSpec{TaskID: task.Spec.TaskID, UserID: task.Spec.UserID, WebhookURL: task.Spec.WebhookURL}
 		task.Status = v1alpha1.AgentTaskStatus{Phase: st.Phase, Reason: st.Reason, Webhook: st.Webhook, Settled: st.Settled}
+	} else if st.JobName != "" {
+		sp := task.Spec
+		task.Spec = v1alpha1.AgentTaskSpec{TaskID: sp.TaskID, UserID: sp.UserID, WebhookURL: sp.WebhookURL, TimeoutSeconds: sp.TimeoutSeconds}
 	}
+	internTask(task)
 	return task, nil
 }
+
+// internTask makes a cached task share the strings every task repeats
+// (namespace, phase, condition types, statuses and reasons) instead of
+// holding its own decoded copies, and its conditions share the status
+// message they repeat.
+func internTask(task *v1alpha1.AgentTask) {
+	task.Namespace = intern(task.Namespace)
+	st := &task.Status
+	st.Phase = v1alpha1.TaskPhase(intern(string(st.Phase)))
+	for i := range st.Conditions {
+		c := &st.Conditions[i]
+		c.Type, c.Reason = intern(c.Type), intern(c.Reason)
+		c.Status = metav1.ConditionStatus(intern(string(c.Status)))
+		if c.Message == st.Message {
+			c.Message = st.Message
+		}
+	}
+}
+
+// intern returns the canonical copy of s: cached objects share it.
+func intern(s string) string { return unique.Make(s).Value() }
 
 // trimJob keeps a Job's identity, owners, task label and the status fields
 // the phase is computed from.
@@ -115,6 +147,14 @@ func trimMeta(m *metav1.ObjectMeta) {
 	m.Labels = nil
 	m.Finalizers = nil
 	m.GenerateName = ""
+	m.Namespace = intern(m.Namespace)
+	for i := range m.OwnerReferences {
+		ref := &m.OwnerReferences[i]
+		ref.APIVersion, ref.Kind = intern(ref.APIVersion), intern(ref.Kind)
+		if ref.Name == m.Name {
+			ref.Name = m.Name // a Job is named after its task
+		}
+	}
 }
 
 // trimPod keeps a pod's identity, labels, owners and the parts of its status

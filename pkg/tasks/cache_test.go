@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	k8slabels "k8s.io/apimachinery/pkg/labels"
@@ -34,6 +36,15 @@ func TestTrimTask(t *testing.T) {
 		got.ObjectMeta, "identity and times only")
 	assert.Equal(t, running.Spec, got.Spec, "a task that may still need its Job keeps its whole spec")
 	assert.Equal(t, running.Status, got.Status)
+
+	withJob := running.DeepCopy()
+	withJob.Status.JobName = "summarise"
+	out, err = trimTask(withJob.DeepCopy())
+	require.NoError(t, err)
+	got = out.(*v1alpha1.AgentTask)
+	assert.Equal(t, v1alpha1.AgentTaskSpec{TaskID: "t-1", UserID: "u-1", TimeoutSeconds: ptr.To[int64](600)}, got.Spec,
+		"a task whose Job exists keeps what its status needs")
+	assert.Equal(t, withJob.Status, got.Status)
 
 	done := running.DeepCopy()
 	done.Status = v1alpha1.AgentTaskStatus{
@@ -173,4 +184,44 @@ func TestPayload(t *testing.T) {
 	require.NoError(t, json.Unmarshal(body, &decoded))
 	assert.NotContains(t, decoded, "webhook", "delivery state is not part of the body")
 	assert.Equal(t, "uid-1/completion", IdempotencyKey(task))
+}
+
+// TestTrimInterns: cached objects share the strings they all repeat.
+func TestTrimInterns(t *testing.T) {
+	decode := func() *v1alpha1.AgentTask {
+		task := fullTask()
+		task.Status = ComputeStatus(task, Observation{Job: job(), Pod: pod(corev1.PodRunning, running()), Now: now})
+		data, err := json.Marshal(task)
+		require.NoError(t, err)
+		out := &v1alpha1.AgentTask{}
+		require.NoError(t, json.Unmarshal(data, out)) // fresh strings, as from the watch
+		trimmed, err := trimTask(out)
+		require.NoError(t, err)
+		return trimmed.(*v1alpha1.AgentTask)
+	}
+	a, b := decode(), decode()
+	same := func(x, y string) bool { return unsafe.StringData(x) == unsafe.StringData(y) }
+	assert.True(t, same(a.Namespace, b.Namespace), "namespace")
+	assert.True(t, same(string(a.Status.Phase), string(b.Status.Phase)), "phase")
+	require.NotEmpty(t, a.Status.Conditions)
+	for i, c := range a.Status.Conditions {
+		assert.True(t, same(c.Type, b.Status.Conditions[i].Type), "condition type")
+		assert.True(t, same(c.Reason, b.Status.Conditions[i].Reason), "condition reason")
+	}
+	ready := meta.FindStatusCondition(a.Status.Conditions, v1alpha1.ConditionReady)
+	require.NotNil(t, ready)
+	assert.True(t, same(ready.Message, a.Status.Message), "a condition shares the status message it repeats")
+
+	record := func() *jobRecord {
+		data, err := json.Marshal(BuildJob(fullTask(), DefaultConfig()))
+		require.NoError(t, err)
+		job := &batchv1.Job{}
+		require.NoError(t, json.Unmarshal(data, job))
+		rec, err := recordJob(job)
+		require.NoError(t, err)
+		return rec.(*jobRecord)
+	}
+	r1, r2 := record(), record()
+	assert.True(t, same(r1.OwnerReferences[0].APIVersion, r2.OwnerReferences[0].APIVersion), "owner apiVersion")
+	assert.True(t, same(r1.OwnerReferences[0].Name, r1.Name), "a Job's owner is named as the Job")
 }
