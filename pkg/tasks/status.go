@@ -145,6 +145,11 @@ func failed(task *v1alpha1.AgentTask, obs Observation, c *batchv1.JobCondition) 
 		}
 		return outcome{phase: v1alpha1.TaskTimeout, reason: ReasonDeadlineExceeded, message: msg, completion: completion}
 	}
+	if out, ok := disrupted(obs.Pod); ok {
+		// Evicted or preempted (before it ran, too): that is why the Job failed.
+		out.completion = completion
+		return out
+	}
 	if term := terminated(obs.Pod); term != nil {
 		reason := conditionReason(term.Reason, ReasonError)
 		return outcome{phase: v1alpha1.TaskFailed, reason: reason, completion: completion,

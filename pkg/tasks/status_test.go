@@ -103,6 +103,15 @@ func TestComputeStatus(t *testing.T) {
 		}()}, want: v1alpha1.AgentTaskStatus{Phase: v1alpha1.TaskFailed, JobName: "summarise", PodName: "summarise-abcde",
 			StartTime: at(2 * time.Second), CompletionTime: &metav1.Time{Time: now}, Reason: ReasonEvicted,
 			Message: "pod summarise-abcde was evicted (EvictionByEvictionAPI): drained"}},
+		{name: "preempted before it ran: the failed Job's pod says why", old: v1alpha1.AgentTaskStatus{Phase: v1alpha1.TaskPending, JobName: "summarise"},
+			obs: Observation{Job: job(cond(batchv1.JobFailed, batchv1.JobReasonBackoffLimitExceeded)), Now: now, Pod: func() *corev1.Pod {
+				p := pod(corev1.PodPending, corev1.ContainerState{})
+				p.Status.StartTime = nil
+				p.Status.Conditions = []corev1.PodCondition{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: "PreemptionByScheduler", Message: "preempted"}}
+				return p
+			}()}, want: v1alpha1.AgentTaskStatus{Phase: v1alpha1.TaskFailed, JobName: "summarise", PodName: "summarise-abcde",
+				CompletionTime: at(time.Minute), Reason: ReasonEvicted,
+				Message: "pod summarise-abcde was evicted (PreemptionByScheduler): preempted"}},
 		{name: "job deleted", old: runningStatus, obs: Observation{JobGone: true, Now: now},
 			want: v1alpha1.AgentTaskStatus{Phase: v1alpha1.TaskFailed, JobName: "summarise", PodName: "summarise-abcde",
 				StartTime: at(2 * time.Second), CompletionTime: &metav1.Time{Time: now}, Reason: ReasonJobDeleted,
