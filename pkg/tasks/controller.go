@@ -61,7 +61,7 @@ func FromManager(d *manager.Deps) Deps {
 // Reconciler runs each AgentTask as exactly one Job and keeps the task's
 // status true to the Job and its pod.
 type Reconciler struct {
-	client     client.Client // cached: unfinished pods of tasks only
+	client     client.Client // cached: running pods of tasks only
 	jobs       *jobStore
 	apiReader  client.Reader // uncached: confirms what the cache misses, reads Secrets
 	clientset  versioned.Interface

@@ -10,7 +10,7 @@ import (
 )
 
 // finishedPods remembers, per task, the finished pod read from the API
-// server after it left the cache (which holds unfinished pods only), until
+// server after it left the cache (which holds running pods only), until
 // the cached task shows the outcome. The Job controller updates the Job
 // a few times between the pod finishing and the Job concluding; each update
 // reconciles the task, and without this memo each would read the pod again.

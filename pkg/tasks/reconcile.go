@@ -172,11 +172,11 @@ func (r *Reconciler) adopt(s *scope, job *batchv1.Job) {
 	s.obs.FailMessage = fmt.Sprintf("Job %s already exists and is not owned by this AgentTask; delete it or rename the task", job.Name)
 }
 
-// observePod finds the pod of the task's Job. The cache holds only pods that
-// have not finished (CacheByObject), so the API server is asked when the
-// cache cannot tell: once the Job concluded (the finished pod holds the
-// agent's exit code and output), and when the pod the task recorded has
-// left the cache before that (it finished, or was deleted: PodGone).
+// observePod finds the pod of the task's Job. The cache holds only running
+// pods (CacheByObject), so the API server is asked when the cache cannot
+// tell: once the Job concluded (the finished pod holds the agent's exit code
+// and output), and when the pod the task recorded has left the cache before
+// that (it finished, or was deleted: PodGone).
 func (r *Reconciler) observePod(ctx context.Context, s *scope) error {
 	job := s.obs.Job
 	if job == nil {

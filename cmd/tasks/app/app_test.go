@@ -79,7 +79,7 @@ func TestComponent(t *testing.T) {
 	require.NotNil(t, c.Setup)
 	require.NotNil(t, c.Validate)
 	require.NotNil(t, c.CacheByObject)
-	assert.Len(t, c.CacheByObject(), 1, "unfinished pods; Jobs have their own record cache")
+	assert.Len(t, c.CacheByObject(), 1, "running pods; Jobs have their own record cache")
 }
 
 var tasksEnv = []string{
