@@ -77,8 +77,8 @@ func trimTask(obj any) (any, error) {
 	if !ok {
 		return obj, nil
 	}
-	trimMeta(&task.ObjectMeta)
 	task.OwnerReferences = nil
+	trimMeta(&task.ObjectMeta)
 	if st := task.Status; st.Phase.IsTerminal() {
 		task.Spec = v1alpha1.AgentTaskSpec{TaskID: task.Spec.TaskID, UserID: task.Spec.UserID, WebhookURL: task.Spec.WebhookURL}
 		task.Status = v1alpha1.AgentTaskStatus{Phase: st.Phase, Reason: st.Reason, Webhook: st.Webhook, Settled: st.Settled}
