@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -92,6 +93,13 @@ func TestAgentTasks(t *testing.T) {
 				assert.Equal(t, tt.wantReason, got.Status.Reason)
 			}
 			assert.Equal(t, name, got.Status.JobName)
+			// No webhook: the status that ends the task settles it, and
+			// kubectl can select on it.
+			assert.True(t, got.Status.Settled, "a finished task without a webhook is settled")
+			out, err := kubectl(t, c, "get", "agenttasks", "-n", taskNamespace, "-o", "name",
+				"--field-selector", "status.settled=true,metadata.name="+name)
+			require.NoError(t, err, "%s", out)
+			assert.Equal(t, "agenttask.scheduler.opsnorth.io/"+name, strings.TrimSpace(out))
 			if tt.wantPhase == v1alpha1.TaskSucceeded {
 				kubectlWait(t, c, taskNamespace, "agenttask/"+name, "Ready")
 			}
