@@ -2,8 +2,9 @@ package tasks
 
 import (
 	"slices"
+	"strings"
+	"sync"
 	"time"
-	"unique"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -108,8 +109,40 @@ func internTask(task *v1alpha1.AgentTask) {
 	}
 }
 
+// interned holds the canonical copies of the strings cached objects repeat.
+// It is capped: values of unexpected cardinality are kept as they are
+// rather than growing it without bound. (unique.Make would not do: its
+// canonical copy goes once no Handle is left, i.e. at the next GC, so
+// objects decoded after it would hold a new copy.)
+var interned = struct {
+	sync.RWMutex
+	m map[string]string
+}{m: map[string]string{}}
+
+// maxInterned bounds interned: namespaces, phases, condition vocabulary and
+// owner kinds come to far fewer.
+const maxInterned = 4096
+
 // intern returns the canonical copy of s: cached objects share it.
-func intern(s string) string { return unique.Make(s).Value() }
+func intern(s string) string {
+	interned.RLock()
+	c, ok := interned.m[s]
+	interned.RUnlock()
+	if ok {
+		return c
+	}
+	interned.Lock()
+	defer interned.Unlock()
+	if c, ok := interned.m[s]; ok {
+		return c
+	}
+	if len(interned.m) >= maxInterned {
+		return s
+	}
+	c = strings.Clone(s)
+	interned.m[c] = c
+	return c
+}
 
 // trimJob keeps a Job's identity, owners, task label and the status fields
 // the phase is computed from.
