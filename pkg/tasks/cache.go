@@ -91,12 +91,11 @@ func trimTask(obj any) (any, error) {
 	return task, nil
 }
 
-// internTask makes a cached task share the strings every task repeats
-// (namespace, phase, condition types, statuses and reasons) instead of
-// holding its own decoded copies, and its conditions share the status
-// message they repeat.
+// internTask makes a cached task share the status strings every task
+// repeats (phase, condition types, statuses and reasons; trimMeta did the
+// namespace) instead of holding its own decoded copies, and its conditions
+// share the status message they repeat.
 func internTask(task *v1alpha1.AgentTask) {
-	task.Namespace = intern(task.Namespace)
 	st := &task.Status
 	st.Phase = v1alpha1.TaskPhase(intern(string(st.Phase)))
 	for i := range st.Conditions {
