@@ -21,7 +21,11 @@ func PrintTable(w io.Writer, rep *Report) error {
 			if p.BaselineFirst {
 				order = "baseline first"
 			}
-			for _, t := range []Throughput{p.Baseline, p.Managed} {
+			runs := []Throughput{p.Baseline, p.Managed}
+			if p.Floor != nil {
+				runs = []Throughput{p.Baseline, *p.Floor, p.Managed}
+			}
+			for _, t := range runs {
 				per := "-"
 				if t.Kind == "AgentTask" {
 					per = fmt.Sprintf("%.2f", p.TaskWritesPerObj)
@@ -31,8 +35,15 @@ func PrintTable(w io.Writer, rep *Report) error {
 			}
 			line("  wall ratio managed/baseline\t%d\t%s\t%.3f\t\t\t\t\t\t%s", p.Rep, order, p.WallRatio, methods(p.TaskWrites))
 			line("  CPU s baseline → managed\t%d\t%s\t\t\t%s", p.Rep, order, cpuPairs(p.Baseline.CPUSeconds, p.Managed.CPUSeconds))
+			if p.Floor != nil {
+				line("  wall ratio floor/baseline, managed/floor\t%d\t%s\t%.3f, %.3f", p.Rep, order, p.FloorRatio, p.ManagedToFloor)
+				line("  CPU s baseline → floor\t%d\t%s\t\t\t%s", p.Rep, order, cpuPairs(p.Baseline.CPUSeconds, p.Floor.CPUSeconds))
+			}
 		}
 		line("  median wall ratio (goal ≤ 1.10)\t\t\t%.3f\t\t\t\t\t\t", rep.WallRatioMedian)
+		if rep.FloorRatioMedian > 0 {
+			line("  median floor/baseline: the least ratio a controller can reach\t\t\t%.3f\t\t\t\t\t\t", rep.FloorRatioMedian)
+		}
 		if rep.PodSpecMatch != nil {
 			line("  same pod spec as the manager's Job\t\t\t%t\t\t\t\t\t\t", *rep.PodSpecMatch)
 		}

@@ -23,12 +23,14 @@ type Config struct {
 	Workers     int `json:"workers"`
 	MemoryTasks int `json:"memoryTasks"`
 	// MemoryDeployments are extra UserDeployments created (to Ready) before memory is read.
-	MemoryDeployments int           `json:"memoryDeployments"`
-	Scenarios         []string      `json:"scenarios"`
-	PodDelay          time.Duration `json:"podDelay"`
-	Settle            time.Duration `json:"settle"`
-	Timeout           time.Duration `json:"timeout"`
-	ManagerArgs       []string      `json:"managerArgs"`
+	MemoryDeployments int `json:"memoryDeployments"`
+	// Floor adds the floor burst (FloorThroughput) to every throughput repetition.
+	Floor       bool          `json:"floor"`
+	Scenarios   []string      `json:"scenarios"`
+	PodDelay    time.Duration `json:"podDelay"`
+	Settle      time.Duration `json:"settle"`
+	Timeout     time.Duration `json:"timeout"`
+	ManagerArgs []string      `json:"managerArgs"`
 	// ProfileAPIServer, when set, captures a kube-apiserver CPU profile of
 	// this long from the start of every throughput burst into ProfileDir.
 	ProfileAPIServer time.Duration `json:"profileAPIServer,omitempty"`
@@ -45,6 +47,12 @@ type Pair struct {
 	// TaskWrites are the tasks manager's mutating requests during the managed burst, by method.
 	TaskWrites       map[string]float64 `json:"taskWrites"`
 	TaskWritesPerObj float64            `json:"taskWritesPerTask"`
+	// Floor is the same burst with the harness as the least controller
+	// (FloorThroughput), run between the other two; FloorRatio is its wall
+	// over the baseline's, ManagedToFloor the managed wall over its.
+	Floor          *Throughput `json:"floor,omitempty"`
+	FloorRatio     float64     `json:"floorRatio,omitempty"`
+	ManagedToFloor float64     `json:"managedToFloor,omitempty"`
 }
 
 // Report is everything one run measured.
@@ -53,6 +61,9 @@ type Report struct {
 	Config          Config    `json:"config"`
 	Throughput      []Pair    `json:"throughput,omitempty"`
 	WallRatioMedian float64   `json:"wallRatioMedian,omitempty"`
+	// FloorRatioMedian is the median floor/baseline wall ratio: the least
+	// wall ratio an AgentTask controller can reach on this cluster.
+	FloorRatioMedian float64 `json:"floorRatioMedian,omitempty"`
 	// PodSpecMatch: a managed task's Job and a baseline Job have the same pod spec, as stored.
 	PodSpecMatch *bool `json:"podSpecMatch,omitempty"`
 	Hops         *Hops `json:"hops,omitempty"`
@@ -138,7 +149,7 @@ func Run(ctx context.Context, e *Env, cfg Config) (*Report, error) {
 }
 
 func runThroughput(ctx context.Context, e *Env, cfg Config, base string, rep *Report) error {
-	var ratios []float64
+	var ratios, floors []float64
 	prof := profiler{e: e, window: cfg.ProfileAPIServer, dir: cfg.ProfileDir}
 	for i := range cfg.Repeats {
 		p := Pair{Rep: i, BaselineFirst: i%2 == 0}
@@ -173,9 +184,24 @@ func runThroughput(ctx context.Context, e *Env, cfg Config, base string, rep *Re
 			p.TaskWritesPerObj = ratio(writes(p.TaskWrites), float64(cfg.Tasks))
 			return err
 		}
+		floor := func() error {
+			cpu := cpuSnapshot(e)
+			profile := prof.start(ctx, run+"-floor")
+			t, err := FloorThroughput(ctx, e, run+"f", cfg.Tasks, cfg.Workers, cfg.Timeout)
+			t.CPUSeconds = diff(cpuSnapshot(e), cpu)
+			p.Floor = &t
+			if err != nil {
+				return err
+			}
+			t.APIServerProfile, err = profile()
+			return err
+		}
 		steps := []func() error{managed, baseline}
+		if cfg.Floor {
+			steps = []func() error{managed, floor, baseline}
+		}
 		if p.BaselineFirst {
-			steps = []func() error{baseline, managed}
+			slices.Reverse(steps)
 		}
 		for _, step := range steps {
 			if err := step(); err != nil {
@@ -184,6 +210,11 @@ func runThroughput(ctx context.Context, e *Env, cfg Config, base string, rep *Re
 		}
 		p.WallRatio = ratio(p.Managed.WallSeconds, p.Baseline.WallSeconds)
 		ratios = append(ratios, p.WallRatio)
+		if p.Floor != nil {
+			p.FloorRatio = ratio(p.Floor.WallSeconds, p.Baseline.WallSeconds)
+			p.ManagedToFloor = ratio(p.Managed.WallSeconds, p.Floor.WallSeconds)
+			floors = append(floors, p.FloorRatio)
+		}
 		rep.Throughput = append(rep.Throughput, p)
 		if i == 0 {
 			match, err := samePodSpec(ctx, e, objectNames("bt-"+run+"t", 1)[0], objectNames("bj-"+run+"j", 1)[0])
@@ -194,6 +225,9 @@ func runThroughput(ctx context.Context, e *Env, cfg Config, base string, rep *Re
 		}
 	}
 	rep.WallRatioMedian = Median(ratios)
+	if len(floors) > 0 {
+		rep.FloorRatioMedian = Median(floors)
+	}
 	return nil
 }
 

@@ -176,13 +176,11 @@ func JobThroughput(ctx context.Context, e *Env, run string, n, workers int, time
 		if !ok {
 			return
 		}
-		for _, c := range job.Status.Conditions {
-			if c.Status == corev1.ConditionTrue && c.Type == batchv1.JobComplete {
-				st.mark(job.Name, stageDone, at)
-			}
-			if c.Status == corev1.ConditionTrue && c.Type == batchv1.JobFailed {
-				st.mark(job.Name, stageFailed, at)
-			}
+		if jobCondition(job, batchv1.JobComplete) {
+			st.mark(job.Name, stageDone, at)
+		}
+		if jobCondition(job, batchv1.JobFailed) {
+			st.mark(job.Name, stageFailed, at)
 		}
 	})
 	if err == nil {

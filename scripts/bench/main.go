@@ -38,6 +38,7 @@ func main() {
 	flag.IntVar(&o.Workflows, "workflows", 100, "workflows of 5 steps in the hop scenario")
 	flag.IntVar(&o.Deployments, "deployments", 200, "UserDeployments in the deployments scenario")
 	flag.IntVar(&o.Repeats, "repeats", 3, "throughput repetitions; the order of managed and baseline alternates")
+	flag.BoolVar(&o.Floor, "floor", true, "add to every throughput repetition the floor burst: the same AgentTasks with the harness as the least controller (one Job create and one status write each)")
 	flag.IntVar(&o.Workers, "workers", 32, "concurrent creates of the load generator (the same for managed and baseline)")
 	flag.IntVar(&o.MemoryTasks, "memory-tasks", 0, "extra AgentTasks created before memory is read (the issue's 10k: --memory-tasks=10000)")
 	flag.IntVar(&o.MemoryDeployments, "memory-deployments", 0, "extra UserDeployments created (to Ready) before memory is read (the issue's 1k: --memory-deployments=1000)")
