@@ -21,7 +21,7 @@ import (
 func TestTinyRun(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "bench.json")
 	o := options{Out: out, Config: bench.Config{
-		Tasks: 20, Workflows: 2, Deployments: 3, Repeats: 2, Workers: 8, MemoryTasks: 10,
+		Tasks: 20, Workflows: 2, Deployments: 3, Repeats: 2, Workers: 8, MemoryTasks: 10, Floor: true,
 		Scenarios: bench.Scenarios, PodDelay: time.Second, Settle: 3 * time.Second, Timeout: 3 * time.Minute,
 	}}
 	var table bytes.Buffer
@@ -33,15 +33,19 @@ func TestTinyRun(t *testing.T) {
 	assert.True(t, rep.Throughput[0].BaselineFirst)
 	assert.False(t, rep.Throughput[1].BaselineFirst, "the order alternates")
 	for _, p := range rep.Throughput {
-		for _, tp := range []bench.Throughput{p.Managed, p.Baseline} {
+		require.NotNil(t, p.Floor, "every repetition runs the floor")
+		for _, tp := range []bench.Throughput{p.Managed, p.Baseline, *p.Floor} {
 			assert.Equal(t, 20, tp.N)
 			assert.Equal(t, 20, tp.CreateToDone.N, "%s: every object seen done", tp.Kind)
 			assert.Equal(t, 20, tp.CreateToPodRunning.N, "%s: every pod seen running", tp.Kind)
 			assert.Positive(t, tp.WallSeconds)
 		}
 		assert.Positive(t, p.WallRatio)
+		assert.Positive(t, p.FloorRatio)
+		assert.Positive(t, p.ManagedToFloor)
 		assert.Positive(t, p.TaskWrites["POST"], "the tasks manager's Job creates are counted")
 	}
+	assert.Positive(t, rep.FloorRatioMedian)
 	require.NotNil(t, rep.PodSpecMatch)
 	assert.True(t, *rep.PodSpecMatch, "the baseline Jobs run the manager's pod spec")
 
