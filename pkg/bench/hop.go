@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -111,4 +112,61 @@ func benchWorkflow(name, run string) *v1alpha1.Workflow {
 		})
 	}
 	return wf
+}
+
+// HopPair is one repetition of the hop scenario: the workflows (managed) and
+// the harness's chains (baseline, ChainHops) of the same size.
+type HopPair struct {
+	Rep           int  `json:"rep"`
+	BaselineFirst bool `json:"baselineFirst"`
+	Managed       Hops `json:"managed"`
+	Baseline      Hops `json:"baseline"`
+	// P99Ratio is the managed hop p99 over the baseline's.
+	P99Ratio float64 `json:"p99Ratio"`
+	// Writes are the workflows manager's requests during the managed run.
+	Writes Writes `json:"writes"`
+}
+
+// runHops runs the hop scenario cfg.Repeats times, alternating which side
+// goes first (rep 0 baseline first), and records the medians.
+func runHops(ctx context.Context, e *Env, cfg Config, base string, rep *Report) error {
+	var p99s, baseP99s, ratios []float64
+	for i := range cfg.Repeats {
+		p := HopPair{Rep: i, BaselineFirst: i%2 == 0}
+		run := fmt.Sprintf("%sh%d", base, i)
+		baseline := func() (err error) {
+			p.Baseline, err = ChainHops(ctx, e, run+"c", cfg.Workflows, cfg.Workers, cfg.Timeout)
+			if err != nil {
+				return fmt.Errorf("hop baseline: %w", err)
+			}
+			return nil
+		}
+		managed := func() error {
+			before, err := RestCounts(ctx, e.Managers["workflows"])
+			if err != nil {
+				return err
+			}
+			if p.Managed, err = WorkflowHops(ctx, e, run+"w", cfg.Workflows, cfg.Workers, cfg.Timeout); err != nil {
+				return err
+			}
+			after, err := RestCounts(ctx, e.Managers["workflows"])
+			d := diff(after, before)
+			p.Writes = Writes{Manager: "workflows", Methods: d, Writes: writes(d), PerUnit: ratio(writes(d), float64(cfg.Workflows)), Unit: "workflow"}
+			return err
+		}
+		steps := []func() error{managed, baseline}
+		if p.BaselineFirst {
+			slices.Reverse(steps)
+		}
+		for _, step := range steps {
+			if err := step(); err != nil {
+				return err
+			}
+		}
+		p.P99Ratio = ratio(p.Managed.Hop.P99Ms, p.Baseline.Hop.P99Ms)
+		p99s, baseP99s, ratios = append(p99s, p.Managed.Hop.P99Ms), append(baseP99s, p.Baseline.Hop.P99Ms), append(ratios, p.P99Ratio)
+		rep.Hops = append(rep.Hops, p)
+	}
+	rep.HopP99Median, rep.HopBaselineP99Median, rep.HopP99RatioMedian = Median(p99s), Median(baseP99s), Median(ratios)
+	return nil
 }

@@ -17,10 +17,7 @@ func PrintTable(w io.Writer, rep *Report) error {
 	if len(rep.Throughput) > 0 {
 		line("THROUGHPUT (N=%d, pod delay %s)\trep\torder\twall s\tper s\tcreate→running p50/p99 ms\tcreate→pod running p50/p99 ms\tcreate→done p50/p99 ms\tpod done→done p50/p99 ms\twrites/task", rep.Config.Tasks, rep.Config.PodDelay)
 		for _, p := range rep.Throughput {
-			order := "managed first"
-			if p.BaselineFirst {
-				order = "baseline first"
-			}
+			order := order(p.BaselineFirst)
 			runs := []Throughput{p.Baseline, p.Managed}
 			if p.Floor != nil {
 				runs = []Throughput{p.Baseline, *p.Floor, p.Managed}
@@ -49,16 +46,23 @@ func PrintTable(w io.Writer, rep *Report) error {
 		}
 		_ = tw.Flush()
 	}
-	if h := rep.Hops; h != nil {
-		line("WORKFLOW HOP (%d × %d steps)\tp50 ms\tp90 ms\tp99 ms\tmax ms\twall s\tworkflow p50/p99 ms", h.Workflows, h.Steps)
-		line("  step k Succeeded → step k+1 ADDED\t%.1f\t%.1f\t%.1f\t%.1f\t%.2f\t%s", h.Hop.P50Ms, h.Hop.P90Ms, h.Hop.P99Ms, h.Hop.MaxMs, h.WallSeconds, p50p99(h.Duration))
-		if b := rep.HopBaseline; b != nil {
-			line("  baseline: the harness creates step k+1\t%.1f\t%.1f\t%.1f\t%.1f\t%.2f\t%s", b.Hop.P50Ms, b.Hop.P90Ms, b.Hop.P99Ms, b.Hop.MaxMs, b.WallSeconds, p50p99(b.Duration))
-			line("  ratio managed/baseline\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t", ratio(h.Hop.P50Ms, b.Hop.P50Ms), ratio(h.Hop.P90Ms, b.Hop.P90Ms), ratio(h.Hop.P99Ms, b.Hop.P99Ms), ratio(h.Hop.MaxMs, b.Hop.MaxMs), ratio(h.WallSeconds, b.WallSeconds))
+	if len(rep.Hops) > 0 {
+		h0 := rep.Hops[0].Managed
+		line("WORKFLOW HOP (%d × %d steps)\trep\torder\tp50 ms\tp90 ms\tp99 ms\tmax ms\twall s\tworkflow p50/p99 ms", h0.Workflows, h0.Steps)
+		for _, p := range rep.Hops {
+			order := order(p.BaselineFirst)
+			for _, side := range []struct {
+				name string
+				h    Hops
+			}{{"baseline: the harness creates step k+1", p.Baseline}, {"step k Succeeded → step k+1 ADDED", p.Managed}} {
+				h := side.h
+				line("  %s\t%d\t%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.2f\t%s", side.name, p.Rep, order, h.Hop.P50Ms, h.Hop.P90Ms, h.Hop.P99Ms, h.Hop.MaxMs, h.WallSeconds, p50p99(h.Duration))
+			}
+			b, m := p.Baseline, p.Managed
+			line("  ratio managed/baseline\t%d\t%s\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t", p.Rep, order, ratio(m.Hop.P50Ms, b.Hop.P50Ms), ratio(m.Hop.P90Ms, b.Hop.P90Ms), p.P99Ratio, ratio(m.Hop.MaxMs, b.Hop.MaxMs), ratio(m.WallSeconds, b.WallSeconds))
+			line("  workflows manager writes per workflow\t%d\t%s\t%.2f\t%s", p.Rep, order, p.Writes.PerUnit, methods(p.Writes.Methods))
 		}
-	}
-	if wr := rep.HopWrites; wr != nil {
-		line("  workflows manager writes per workflow\t%.2f\t%s\t\t\t\t", wr.PerUnit, methods(wr.Methods))
+		line("  median p99 ms managed, baseline (goal < 100), ratio\t\t\t%.1f, %.1f, %.2f", rep.HopP99Median, rep.HopBaselineP99Median, rep.HopP99RatioMedian)
 	}
 	_ = tw.Flush()
 	if d := rep.Deployments; d != nil {
@@ -119,4 +123,11 @@ func cpuPairs(baseline, managed map[string]float64) string {
 		parts = append(parts, fmt.Sprintf("%s %.1f→%.1f", n, baseline[n], managed[n]))
 	}
 	return strings.Join(parts, ", ")
+}
+
+func order(baselineFirst bool) string {
+	if baselineFirst {
+		return "baseline first"
+	}
+	return "managed first"
 }

@@ -27,14 +27,22 @@ func TestPrintTable(t *testing.T) {
 		WallRatioMedian:  1.1,
 		FloorRatioMedian: 1.05,
 		PodSpecMatch:     &match,
-		Hops:             &Hops{Workflows: 1, Steps: 5, Hop: Dist{N: 4, P50Ms: 5}},
-		HopBaseline:      &Hops{Workflows: 1, Steps: 5, Hop: Dist{N: 4, P50Ms: 4}},
-		Restart:          []Writes{{Manager: "tasks-restart-1", Methods: map[string]float64{"GET": 3}}},
-		Memory:           []Memory{{Process: "tasks", PeakMiB: 40, RSSMiB: 39}},
+		Hops: []HopPair{{
+			BaselineFirst: true,
+			Managed:       Hops{Workflows: 1, Steps: 5, Hop: Dist{N: 4, P50Ms: 5, P99Ms: 90}},
+			Baseline:      Hops{Workflows: 1, Steps: 5, Hop: Dist{N: 4, P50Ms: 4, P99Ms: 80}},
+			P99Ratio:      1.125,
+			Writes:        Writes{Methods: map[string]float64{"PATCH": 6, "POST": 6}, PerUnit: 12},
+		}},
+		HopP99Median:         90,
+		HopBaselineP99Median: 80,
+		HopP99RatioMedian:    1.125,
+		Restart:              []Writes{{Manager: "tasks-restart-1", Methods: map[string]float64{"GET": 3}}},
+		Memory:               []Memory{{Process: "tasks", PeakMiB: 40, RSSMiB: 39}},
 	}
 	var out bytes.Buffer
 	require.NoError(t, PrintTable(&out, rep))
-	for _, want := range []string{"1000 / 2000", "PATCH=6 POST=2", "median wall ratio (goal ≤ 1.10)", "tasks-restart-1", "40.0", "the harness creates step k+1", "1.25",
+	for _, want := range []string{"1000 / 2000", "PATCH=6 POST=2", "median wall ratio (goal ≤ 1.10)", "tasks-restart-1", "40.0", "the harness creates step k+1", "1.25", "90.0, 80.0, 1.12", "PATCH=6 POST=6",
 		"AgentTask floor", "900 / 1900", "1.050, 1.048", "the least ratio a controller can reach"} {
 		assert.Contains(t, out.String(), want)
 	}

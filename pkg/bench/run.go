@@ -66,13 +66,16 @@ type Report struct {
 	FloorRatioMedian float64 `json:"floorRatioMedian,omitempty"`
 	// PodSpecMatch: a managed task's Job and a baseline Job have the same pod spec, as stored.
 	PodSpecMatch *bool `json:"podSpecMatch,omitempty"`
-	Hops         *Hops `json:"hops,omitempty"`
-	// HopBaseline is the same hops with the harness as the controller (ChainHops).
-	HopBaseline *Hops        `json:"hopBaseline,omitempty"`
-	HopWrites   *Writes      `json:"hopWrites,omitempty"`
-	Deployments *Deployments `json:"deployments,omitempty"`
-	Memory      []Memory     `json:"memory,omitempty"`
-	Restart     []Writes     `json:"restart,omitempty"`
+	// Hops are the hop scenario's repetitions, each managed and baseline.
+	Hops []HopPair `json:"hops,omitempty"`
+	// HopP99Median, HopBaselineP99Median and HopP99RatioMedian are the
+	// medians over Hops of the managed and baseline p99 and of their ratio.
+	HopP99Median         float64      `json:"hopP99Median,omitempty"`
+	HopBaselineP99Median float64      `json:"hopBaselineP99Median,omitempty"`
+	HopP99RatioMedian    float64      `json:"hopP99RatioMedian,omitempty"`
+	Deployments          *Deployments `json:"deployments,omitempty"`
+	Memory               []Memory     `json:"memory,omitempty"`
+	Restart              []Writes     `json:"restart,omitempty"`
 }
 
 // Writes are a manager's API requests over a scenario, by method.
@@ -94,26 +97,9 @@ func Run(ctx context.Context, e *Env, cfg Config) (*Report, error) {
 		}
 	}
 	if slices.Contains(cfg.Scenarios, "hop") {
-		chains, err := ChainHops(ctx, e, base+"c", cfg.Workflows, cfg.Workers, cfg.Timeout)
-		if err != nil {
-			return rep, fmt.Errorf("hop baseline: %w", err)
-		}
-		rep.HopBaseline = &chains
-		before, err := scrapeAll(ctx, e)
-		if err != nil {
+		if err := runHops(ctx, e, cfg, base, rep); err != nil {
 			return rep, err
 		}
-		h, err := WorkflowHops(ctx, e, base+"w", cfg.Workflows, cfg.Workers, cfg.Timeout)
-		if err != nil {
-			return rep, err
-		}
-		rep.Hops = &h
-		after, err := scrapeAll(ctx, e)
-		if err != nil {
-			return rep, err
-		}
-		d := diff(after["workflows"], before["workflows"])
-		rep.HopWrites = &Writes{Manager: "workflows", Methods: d, Writes: writes(d), PerUnit: ratio(writes(d), float64(cfg.Workflows)), Unit: "workflow"}
 	}
 	if slices.Contains(cfg.Scenarios, "deployments") {
 		d, err := RunDeployments(ctx, e, base+"d", cfg.Deployments, cfg.Workers, cfg.Timeout)

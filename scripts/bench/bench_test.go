@@ -49,11 +49,18 @@ func TestTinyRun(t *testing.T) {
 	require.NotNil(t, rep.PodSpecMatch)
 	assert.True(t, *rep.PodSpecMatch, "the baseline Jobs run the manager's pod spec")
 
-	require.NotNil(t, rep.Hops)
-	assert.Equal(t, 2*(bench.StepsPerWorkflow-1), rep.Hops.Hop.N, "every hop of every workflow measured")
-	assert.Equal(t, 2, rep.Hops.Duration.N)
-	require.NotNil(t, rep.HopWrites)
-	assert.Positive(t, rep.HopWrites.Writes)
+	require.Len(t, rep.Hops, 2, "the hop scenario repeats as often as the throughput")
+	assert.True(t, rep.Hops[0].BaselineFirst)
+	assert.False(t, rep.Hops[1].BaselineFirst, "the order alternates")
+	for _, p := range rep.Hops {
+		for _, h := range []bench.Hops{p.Managed, p.Baseline} {
+			assert.Equal(t, 2*(bench.StepsPerWorkflow-1), h.Hop.N, "every hop of every workflow measured")
+			assert.Equal(t, 2, h.Duration.N)
+		}
+		assert.Positive(t, p.P99Ratio)
+		assert.Positive(t, p.Writes.Writes)
+	}
+	assert.Positive(t, rep.HopP99RatioMedian)
 
 	require.NotNil(t, rep.Deployments)
 	assert.Equal(t, 3, rep.Deployments.CreateToDone.N, "every UserDeployment seen Ready")

@@ -37,7 +37,7 @@ func main() {
 	flag.IntVar(&o.Tasks, "tasks", 1000, "AgentTasks (and baseline Jobs) per throughput burst")
 	flag.IntVar(&o.Workflows, "workflows", 100, "workflows of 5 steps in the hop scenario")
 	flag.IntVar(&o.Deployments, "deployments", 200, "UserDeployments in the deployments scenario")
-	flag.IntVar(&o.Repeats, "repeats", 3, "throughput repetitions; the order of managed and baseline alternates")
+	flag.IntVar(&o.Repeats, "repeats", 3, "repetitions of the throughput and hop scenarios; the order of managed and baseline alternates")
 	flag.BoolVar(&o.Floor, "floor", true, "add to every throughput repetition the floor burst: the same AgentTasks with the harness as the least controller (one Job create and one status write each)")
 	flag.IntVar(&o.Workers, "workers", 32, "concurrent creates of the load generator (the same for managed and baseline)")
 	flag.IntVar(&o.MemoryTasks, "memory-tasks", 0, "extra AgentTasks created before memory is read (the issue's 10k: --memory-tasks=10000)")
