@@ -17,7 +17,7 @@ func PrintTable(w io.Writer, rep *Report) error {
 	if len(rep.Throughput) > 0 {
 		line("THROUGHPUT (N=%d, pod delay %s)\trep\torder\twall s\tper s\tcreate→running p50/p99 ms\tcreate→pod running p50/p99 ms\tcreate→done p50/p99 ms\tpod done→done p50/p99 ms\twrites/task", rep.Config.Tasks, rep.Config.PodDelay)
 		for _, p := range rep.Throughput {
-			order := order(p.BaselineFirst)
+			order := orderOf(p.BaselineFirst)
 			runs := []Throughput{p.Baseline, p.Managed}
 			if p.Floor != nil {
 				runs = []Throughput{p.Baseline, *p.Floor, p.Managed}
@@ -50,7 +50,7 @@ func PrintTable(w io.Writer, rep *Report) error {
 		h0 := rep.Hops[0].Managed
 		line("WORKFLOW HOP (%d × %d steps)\trep\torder\tp50 ms\tp90 ms\tp99 ms\tmax ms\twall s\tworkflow p50/p99 ms", h0.Workflows, h0.Steps)
 		for _, p := range rep.Hops {
-			order := order(p.BaselineFirst)
+			order := orderOf(p.BaselineFirst)
 			for _, side := range []struct {
 				name string
 				h    Hops
@@ -125,7 +125,7 @@ func cpuPairs(baseline, managed map[string]float64) string {
 	return strings.Join(parts, ", ")
 }
 
-func order(baselineFirst bool) string {
+func orderOf(baselineFirst bool) string {
 	if baselineFirst {
 		return "baseline first"
 	}
