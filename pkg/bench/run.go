@@ -230,18 +230,6 @@ func samePodSpec(ctx context.Context, e *Env, taskJob, baselineJob string) (bool
 	return equality.Semantic.DeepEqual(a.Spec.Template.Spec, b.Spec.Template.Spec), nil
 }
 
-func scrapeAll(ctx context.Context, e *Env) (map[string]map[string]float64, error) {
-	out := map[string]map[string]float64{}
-	for comp, m := range e.Managers {
-		c, err := RestCounts(ctx, m)
-		if err != nil {
-			return nil, err
-		}
-		out[comp] = c
-	}
-	return out, nil
-}
-
 func readMemory(e *Env, rep *Report) error {
 	for _, comp := range []string{"deployments", "tasks", "workflows"} {
 		m, err := ReadMemory(e.Managers[comp].Process)
