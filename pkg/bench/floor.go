@@ -39,13 +39,7 @@ func FloorThroughput(ctx context.Context, e *Env, run string, n, workers int, ti
 	errs := make(chan error, n)
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	err := follow(ctx, func(ctx context.Context) (watch.Interface, error) {
-		return e.Sched.SchedulerV1alpha1().AgentTasks(BaselineNamespace).Watch(ctx, metav1.ListOptions{LabelSelector: sel})
-	}, func(ev watch.Event, at time.Time) {
-		if t, ok := ev.Object.(*v1alpha1.AgentTask); ok {
-			stampTask(st, t.Name, t.Status.Phase, at)
-		}
-	})
+	err := watchTasks(ctx, e, BaselineNamespace, sel, st)
 	if err == nil {
 		err = follow(ctx, func(ctx context.Context) (watch.Interface, error) {
 			return e.Kube.BatchV1().Jobs(BaselineNamespace).Watch(ctx, metav1.ListOptions{LabelSelector: sel})

@@ -126,13 +126,7 @@ func TaskThroughput(ctx context.Context, e *Env, run string, n, workers int, tim
 	st := newStamps()
 	sel := RunLabel + "=" + run
 	names := objectNames("bt-"+run, n)
-	err := follow(ctx, func(ctx context.Context) (watch.Interface, error) {
-		return e.Sched.SchedulerV1alpha1().AgentTasks(TaskNamespace).Watch(ctx, metav1.ListOptions{LabelSelector: sel})
-	}, func(ev watch.Event, at time.Time) {
-		if t, ok := ev.Object.(*v1alpha1.AgentTask); ok {
-			stampTask(st, t.Name, t.Status.Phase, at)
-		}
-	})
+	err := watchTasks(ctx, e, TaskNamespace, sel, st)
 	if err == nil {
 		err = watchPods(ctx, e, TaskNamespace, labels.UserID+"="+benchUser(run), st)
 	}
@@ -147,6 +141,17 @@ func TaskThroughput(ctx context.Context, e *Env, run string, n, workers int, tim
 		return Throughput{}, fmt.Errorf("agent tasks: %w", err)
 	}
 	return result("AgentTask", st, names, created, wall, stageRunning), nil
+}
+
+// watchTasks stamps the phases of the AgentTasks in ns that selector matches.
+func watchTasks(ctx context.Context, e *Env, ns, selector string, st *stamps) error {
+	return follow(ctx, func(ctx context.Context) (watch.Interface, error) {
+		return e.Sched.SchedulerV1alpha1().AgentTasks(ns).Watch(ctx, metav1.ListOptions{LabelSelector: selector})
+	}, func(ev watch.Event, at time.Time) {
+		if t, ok := ev.Object.(*v1alpha1.AgentTask); ok {
+			stampTask(st, t.Name, t.Status.Phase, at)
+		}
+	})
 }
 
 func stampTask(st *stamps, name string, phase v1alpha1.TaskPhase, at time.Time) {
