@@ -48,3 +48,17 @@ func (p profiler) start(ctx context.Context, name string) (wait func() (string, 
 		return r.path, r.err
 	}
 }
+
+// measure runs one burst and records the CPU seconds every process spent in
+// it and, when profiling is on, the kube-apiserver profile of its start.
+func (p profiler) measure(ctx context.Context, name string, burst func() (Throughput, error)) (Throughput, error) {
+	cpu := cpuSnapshot(p.e)
+	profile := p.start(ctx, name)
+	t, err := burst()
+	if err != nil {
+		return t, err
+	}
+	t.CPUSeconds = diff(cpuSnapshot(p.e), cpu)
+	t.APIServerProfile, err = profile()
+	return t, err
+}

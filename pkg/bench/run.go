@@ -141,14 +141,9 @@ func runThroughput(ctx context.Context, e *Env, cfg Config, base string, rep *Re
 		p := Pair{Rep: i, BaselineFirst: i%2 == 0}
 		run := fmt.Sprintf("%s%d", base, i)
 		baseline := func() (err error) {
-			cpu := cpuSnapshot(e)
-			profile := prof.start(ctx, run+"-baseline")
-			p.Baseline, err = JobThroughput(ctx, e, run+"j", cfg.Tasks, cfg.Workers, cfg.Timeout)
-			p.Baseline.CPUSeconds = diff(cpuSnapshot(e), cpu)
-			if err != nil {
-				return err
-			}
-			p.Baseline.APIServerProfile, err = profile()
+			p.Baseline, err = prof.measure(ctx, run+"-baseline", func() (Throughput, error) {
+				return JobThroughput(ctx, e, run+"j", cfg.Tasks, cfg.Workers, cfg.Timeout)
+			})
 			return err
 		}
 		managed := func() error {
@@ -156,13 +151,9 @@ func runThroughput(ctx context.Context, e *Env, cfg Config, base string, rep *Re
 			if err != nil {
 				return err
 			}
-			cpu := cpuSnapshot(e)
-			profile := prof.start(ctx, run+"-managed")
-			if p.Managed, err = TaskThroughput(ctx, e, run+"t", cfg.Tasks, cfg.Workers, cfg.Timeout); err != nil {
-				return err
-			}
-			p.Managed.CPUSeconds = diff(cpuSnapshot(e), cpu)
-			if p.Managed.APIServerProfile, err = profile(); err != nil {
+			if p.Managed, err = prof.measure(ctx, run+"-managed", func() (Throughput, error) {
+				return TaskThroughput(ctx, e, run+"t", cfg.Tasks, cfg.Workers, cfg.Timeout)
+			}); err != nil {
 				return err
 			}
 			after, err := RestCounts(ctx, e.Managers["tasks"])
@@ -171,15 +162,10 @@ func runThroughput(ctx context.Context, e *Env, cfg Config, base string, rep *Re
 			return err
 		}
 		floor := func() error {
-			cpu := cpuSnapshot(e)
-			profile := prof.start(ctx, run+"-floor")
-			t, err := FloorThroughput(ctx, e, run+"f", cfg.Tasks, cfg.Workers, cfg.Timeout)
-			t.CPUSeconds = diff(cpuSnapshot(e), cpu)
+			t, err := prof.measure(ctx, run+"-floor", func() (Throughput, error) {
+				return FloorThroughput(ctx, e, run+"f", cfg.Tasks, cfg.Workers, cfg.Timeout)
+			})
 			p.Floor = &t
-			if err != nil {
-				return err
-			}
-			t.APIServerProfile, err = profile()
 			return err
 		}
 		steps := []func() error{managed, baseline}
