@@ -14,14 +14,8 @@ type Config struct {
 	// DefaultTTLSecondsAfterFinished is the Job's ttlSecondsAfterFinished when
 	// the task does not set its own.
 	DefaultTTLSecondsAfterFinished int32
-	// Webhook bounds the retries of completion webhooks.
-	Webhook webhook.Policy
-	// WebhookGuard decides which receiver addresses may be dialled.
-	WebhookGuard webhook.Guard
-	// WebhookTimeout bounds one delivery attempt.
-	WebhookTimeout time.Duration
-	// UserAgent is sent with every webhook request.
-	UserAgent string
+	// Webhook is how completion webhooks are delivered.
+	Webhook webhook.Config
 	// PendingStatusDelay is how long after its Job was created a new task's
 	// first status (Pending) waits for the pod to run. Most pods run within
 	// it and the task goes straight to Running: one status write of three
@@ -33,9 +27,7 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		DefaultTTLSecondsAfterFinished: 3600,
-		Webhook:                        webhook.DefaultPolicy,
-		WebhookTimeout:                 10 * time.Second,
-		UserAgent:                      "opsnorth-scheduler-tasks",
+		Webhook:                        webhook.DefaultConfig("opsnorth-scheduler-tasks"),
 		PendingStatusDelay:             3 * time.Second,
 	}
 }

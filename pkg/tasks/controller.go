@@ -67,7 +67,7 @@ type Reconciler struct {
 	clientset  versioned.Interface
 	listers    []listers.AgentTaskLister
 	recorder   recorder.EventRecorder
-	sender     *webhook.Sender
+	deliveries *webhook.Service
 	finished   *finishedPods
 	cfg        Config
 	fieldOwner string
@@ -88,11 +88,17 @@ func Setup(ctx context.Context, d Deps, cfg Config) error {
 		apiReader:  mgr.GetAPIReader(),
 		clientset:  d.Clientset,
 		recorder:   mgr.GetEventRecorder(d.FieldOwner),
-		sender:     webhook.NewSender(cfg.WebhookGuard, cfg.WebhookTimeout, cfg.UserAgent),
 		finished:   newFinishedPods(),
 		cfg:        cfg,
 		fieldOwner: d.FieldOwner,
 		now:        time.Now,
+	}
+	r.deliveries = webhook.NewService(webhook.Options{
+		Config: cfg.Webhook, Kind: "AgentTask", Event: WebhookEvent,
+		Secrets: r.apiReader, Recorder: r.recorder, Subject: deliveries{r}, Now: r.now,
+	})
+	if err := mgr.Add(r.deliveries); err != nil {
+		return fmt.Errorf("add webhook delivery service: %w", err)
 	}
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &corev1.Pod{}, podJobIndex, podJobName); err != nil {
 		return fmt.Errorf("index pods by job: %w", err)

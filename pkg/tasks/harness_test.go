@@ -140,10 +140,10 @@ func startManagerWith(t *testing.T, namespace string, cfg tasks.Config, base *re
 // loopback receivers of the tests allowed.
 func testConfig(t *testing.T, allowLoopback bool) tasks.Config {
 	cfg := tasks.DefaultConfig()
-	cfg.Webhook.BaseDelay, cfg.Webhook.MaxDelay, cfg.Webhook.MaxAttempts = 300*time.Millisecond, time.Second, 8
-	cfg.WebhookTimeout = 3 * time.Second
+	cfg.Webhook.Policy = webhook.Policy{BaseDelay: 300 * time.Millisecond, MaxDelay: time.Second, MaxAttempts: 8}
+	cfg.Webhook.Timeout = 3 * time.Second
 	if allowLoopback {
-		cfg.WebhookGuard.Allowed = mustCIDRs(t, "127.0.0.0/8")
+		cfg.Webhook.Guard.Allowed = mustCIDRs(t, "127.0.0.0/8")
 	}
 	return cfg
 }

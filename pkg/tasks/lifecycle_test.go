@@ -21,6 +21,7 @@ import (
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 	"opsnorth.io/scheduler/pkg/tasks"
 	"opsnorth.io/scheduler/pkg/testenv"
+	"opsnorth.io/scheduler/pkg/webhook/webhooktest"
 )
 
 // requestLog records the manager's successful requests, watches aside, as
@@ -82,7 +83,7 @@ func TestWritesPerLifecycle(t *testing.T) {
 			cfg := testConfig(t, true)
 			cfg.PendingStatusDelay = 2 * time.Second
 			startManagerWith(t, k.ns, cfg, testenv.Require(t).Config, log.wrap)
-			rcv := newReceiver(t, nil)
+			rcv := webhooktest.NewReceiver(t, webhooktest.OK)
 			k.createTask("counted", func(at *v1alpha1.AgentTask) { at.Spec.WebhookURL = rcv.URL })
 			job := k.job("counted")
 			if tt.podWaits {

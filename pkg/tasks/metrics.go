@@ -11,11 +11,10 @@ import (
 
 // Error types of ErrorsTotal.
 const (
-	errJobCreate    = "job_create"
-	errJobConflict  = "job_conflict"
-	errAPIRead      = "api_read"
-	errStatusWrite  = "status_write"
-	errWebhookSetup = "webhook_secret"
+	errJobCreate   = "job_create"
+	errJobConflict = "job_conflict"
+	errAPIRead     = "api_read"
+	errStatusWrite = "status_write"
 )
 
 // The tasks manager's metrics. Reconcile counts, errors and latency per
@@ -52,13 +51,8 @@ var (
 	// ErrorsTotal counts failures by the step that failed.
 	ErrorsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "opsnorth_agenttask_errors_total",
-		Help: "Errors of the AgentTask controller by type: job_create, job_conflict, api_read, status_write, webhook_secret.",
+		Help: "Errors of the AgentTask controller by type: job_create, job_conflict, api_read, status_write.",
 	}, []string{"type"})
-	// WebhookDeliveriesTotal counts webhook attempts by result.
-	WebhookDeliveriesTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "opsnorth_agenttask_webhook_deliveries_total",
-		Help: "Completion webhook attempts by result: delivered, failed (no 2xx answer), or refused (SSRF guard, not sent).",
-	}, []string{"result"})
 )
 
 var registerOnce sync.Once
@@ -67,7 +61,7 @@ var registerOnce sync.Once
 func registerMetrics() {
 	registerOnce.Do(func() {
 		metrics.Registry.MustRegister(StartupDuration, CreatedTotal, CompletedTotal, PhaseTransitionsTotal,
-			JobCreationDuration, ErrorsTotal, WebhookDeliveriesTotal)
+			JobCreationDuration, ErrorsTotal)
 	})
 }
 

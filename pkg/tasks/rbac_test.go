@@ -21,6 +21,7 @@ import (
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 	"opsnorth.io/scheduler/pkg/testenv"
 	"opsnorth.io/scheduler/pkg/webhook"
+	"opsnorth.io/scheduler/pkg/webhook/webhooktest"
 )
 
 // TestGeneratedRBACSuffices runs the controller as a user holding only the
@@ -56,7 +57,7 @@ func TestGeneratedRBACSuffices(t *testing.T) {
 	require.NoError(t, k.c.Create(t.Context(), &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: "hook", Namespace: k.ns}, Data: map[string][]byte{"token": []byte("s")},
 	}))
-	rcv := newReceiver(t, nil)
+	rcv := webhooktest.NewReceiver(t, webhooktest.OK)
 	k.createTask("least", func(at *v1alpha1.AgentTask) {
 		at.Spec.WebhookURL = rcv.URL
 		at.Spec.WebhookSecretRef = &v1alpha1.SecretKeyReference{Name: "hook", Key: "token"}
@@ -65,9 +66,9 @@ func TestGeneratedRBACSuffices(t *testing.T) {
 	task := k.waitWebhook("least", func(d *v1alpha1.WebhookDelivery) bool { return d.Delivered || d.GaveUp })
 	require.True(t, task.Status.Webhook.Delivered, "webhook: %+v", task.Status.Webhook)
 	assert.Equal(t, v1alpha1.TaskSucceeded, task.Status.Phase)
-	reqs, bodies := rcv.requests()
+	reqs := rcv.Requests()
 	require.Len(t, reqs, 1)
-	assert.True(t, webhook.Verify([]byte("s"), bodies[0], reqs[0].Header.Get(webhook.HeaderSignature)))
+	assert.True(t, webhook.Verify([]byte("s"), reqs[0].Body, reqs[0].Header.Get(webhook.HeaderSignature)))
 	require.Eventually(t, func() bool {
 		list := &eventsv1.EventList{}
 		require.NoError(t, k.c.List(t.Context(), list, client.InNamespace(k.ns)))

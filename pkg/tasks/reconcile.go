@@ -30,8 +30,8 @@ type scope struct {
 }
 
 // Reconcile creates the task's Job once, records the Job's and pod's truth
-// in status (writing only when it changed) and delivers the completion
-// webhook once the task is terminal.
+// in status (writing only when it changed) and, once the task is terminal,
+// schedules its completion webhook with the delivery service.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	task, err := r.getTask(req.NamespacedName)
 	if apierrors.IsNotFound(err) {
@@ -67,14 +67,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			}
 		}
 	}
-	wait, err := r.deliverWebhook(ctx, s)
-	if err != nil {
-		return ctrl.Result{}, err
+	if webhookDue(s.task) {
+		// Delivered on the service's own pool, never on this worker.
+		r.deliveries.Schedule(req.NamespacedName, s.task.Spec.WebhookURL, s.task.Status.Webhook)
 	}
 	if err := r.settle(ctx, s); err != nil {
 		return ctrl.Result{}, err
 	}
-	return ctrl.Result{RequeueAfter: minPositive(s.requeue, wait)}, nil
+	return ctrl.Result{RequeueAfter: s.requeue}, nil
 }
 
 // settle records Settled on a task that is done but does not show it: one

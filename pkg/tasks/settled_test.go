@@ -2,6 +2,7 @@ package tasks_test
 
 import (
 	"context"
+	"net/http"
 	"slices"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
+	"opsnorth.io/scheduler/pkg/webhook/webhooktest"
 )
 
 // taskNames lists the names of the tasks a field selector picks.
@@ -42,8 +44,7 @@ func TestSettled(t *testing.T) {
 	require.False(t, legacy.Status.Settled)
 
 	startManager(t, k.ns, testConfig(t, true), nil)
-	rcv := newReceiver(t, nil)
-	rcv.failing.Store(1)
+	rcv := webhooktest.NewReceiver(t, webhooktest.FailFirst(1, http.StatusServiceUnavailable))
 	k.createTask("hooked", func(at *v1alpha1.AgentTask) { at.Spec.WebhookURL = rcv.URL })
 	k.createTask("plain")
 	k.createTask("idle")

@@ -27,9 +27,6 @@ const (
 	ReasonJobInvalid       = "JobInvalid"
 )
 
-// ConditionWebhookDelivered is True once the completion webhook was delivered.
-const ConditionWebhookDelivered = "WebhookDelivered"
-
 // Observation is what the reconciler saw of a task's Job and pod.
 type Observation struct {
 	// Job is the task's Job; nil when there is none (yet).
@@ -278,32 +275,14 @@ func summarize(st *v1alpha1.AgentTaskStatus, task *v1alpha1.AgentTask) {
 		conditions.SetSummary(&st.Conditions, gen, conditions.InProgress, string(v1alpha1.TaskPending), st.Message)
 	}
 	if task.Spec.WebhookURL == "" || !st.Phase.IsTerminal() {
-		meta.RemoveStatusCondition(&st.Conditions, ConditionWebhookDelivered)
+		meta.RemoveStatusCondition(&st.Conditions, webhook.ConditionDelivered)
 		return
 	}
-	meta.SetStatusCondition(&st.Conditions, webhookCondition(st.Webhook, gen))
+	meta.SetStatusCondition(&st.Conditions, webhook.Condition(st.Webhook, gen))
 }
 
 // settled reports whether the manager is done with a task of status st: it
 // is terminal and its webhook, if it has one, was delivered or given up.
 func settled(st *v1alpha1.AgentTaskStatus, task *v1alpha1.AgentTask) bool {
 	return st.Phase.IsTerminal() && (task.Spec.WebhookURL == "" || !webhook.Pending(st.Webhook))
-}
-
-func webhookCondition(d *v1alpha1.WebhookDelivery, gen int64) metav1.Condition {
-	c := metav1.Condition{Type: ConditionWebhookDelivered, Status: metav1.ConditionFalse, ObservedGeneration: gen}
-	switch {
-	case d != nil && d.Delivered:
-		c.Status, c.Reason = metav1.ConditionTrue, "Delivered"
-		c.Message = fmt.Sprintf("delivered after %d attempt(s), receiver answered %d", d.Attempts, d.LastStatusCode)
-	case d != nil && d.GaveUp:
-		c.Reason = "GaveUp"
-		c.Message = fmt.Sprintf("gave up after %d attempt(s): %s", d.Attempts, d.LastError)
-	case webhook.Pending(d) && d != nil && d.Attempts > 0:
-		c.Reason = "Retrying"
-		c.Message = fmt.Sprintf("attempt %d failed: %s", d.Attempts, d.LastError)
-	default:
-		c.Reason, c.Message = "Pending", "the completion webhook has not been sent yet"
-	}
-	return c
 }

@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
+	"opsnorth.io/scheduler/pkg/webhook"
 )
 
 var (
@@ -174,14 +175,14 @@ func TestWebhookCondition(t *testing.T) {
 	} {
 		task.Status = v1alpha1.AgentTaskStatus{Phase: v1alpha1.TaskSucceeded, Webhook: tt.delivery}
 		st := ComputeStatus(task, Observation{})
-		c := meta.FindStatusCondition(st.Conditions, ConditionWebhookDelivered)
+		c := meta.FindStatusCondition(st.Conditions, webhook.ConditionDelivered)
 		if assert.NotNil(t, c, tt.reason) {
 			assert.Equal(t, tt.status, c.Status, tt.reason)
 			assert.Equal(t, tt.reason, c.Reason)
 		}
 	}
 	task.Status = v1alpha1.AgentTaskStatus{Phase: v1alpha1.TaskRunning}
-	assert.Nil(t, meta.FindStatusCondition(ComputeStatus(task, Observation{Job: job()}).Conditions, ConditionWebhookDelivered),
+	assert.Nil(t, meta.FindStatusCondition(ComputeStatus(task, Observation{Job: job()}).Conditions, webhook.ConditionDelivered),
 		"no webhook condition before the task is terminal")
 }
 

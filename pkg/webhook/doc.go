@@ -1,18 +1,29 @@
-// Package webhook delivers completion webhooks for AgentTasks and Workflows
-// with the same guarantees for both:
+// Package webhook delivers completion webhooks for AgentTasks and Workflows,
+// one Service per kind with the same guarantees for both:
 //
+//   - off the reconcile workers: a reconcile only calls Service.Schedule;
+//     attempts run on the service's own pool (--webhook-workers), at most
+//     --webhook-max-per-host at a time to one receiver host, so receivers
+//     that hang hold neither Job creation nor step hops;
 //   - at-least-once: a delivery is retried until the receiver answers 2xx or
-//     the attempts run out; the manager records each attempt in status, so a
-//     delivered webhook is never sent again after a restart;
+//     the attempts run out; each attempt is recorded in the object's status
+//     after a re-read from the API server, so a delivered webhook is never
+//     sent again after a restart or a leader change, and the next leader
+//     resumes a backoff where the last one left it;
 //   - every attempt carries the same Idempotency-Key header, so the receiver
 //     can drop duplicates;
 //   - the body is signed with HMAC-SHA256 when a secret is configured
-//     (X-Opsnorth-Signature: sha256=<hex>);
-//   - backoff is exponential and driven by the work queue (Policy.Next tells
-//     the controller when to come back), never by sleeping in Reconcile;
+//     (X-Opsnorth-Signature: sha256=<hex>); a signing key that is missing,
+//     empty or unreadable fails the attempt and sends nothing, never an
+//     unsigned body;
+//   - backoff is exponential (Policy.Next), never a sleep on a worker;
 //   - no redirects, a per-attempt timeout, the response body is discarded;
 //   - an SSRF guard refuses, at dial time and on the resolved address,
 //     loopback, link-local, private, CGNAT, unspecified, this-network (0/8)
 //     and multicast addresses, and NAT64 addresses (64:ff9b::/96) that embed
-//     one of them, unless an allowed CIDR lists them.
+//     one of them, unless an allowed CIDR lists them; a refused address
+//     gives up at once, as no retry changes it;
+//   - the same Events (WebhookDelivered, WebhookFailed, WebhookGaveUp), the
+//     same WebhookDelivered condition and the same metrics
+//     (opsnorth_webhook_*{kind}) for every kind.
 package webhook

@@ -25,7 +25,18 @@ type Flags struct {
 	// RetryBaseDelay and RetryMaxDelay shape the exponential backoff.
 	RetryBaseDelay time.Duration
 	RetryMaxDelay  time.Duration
+	// Workers is the number of attempts in flight at once.
+	Workers int
+	// MaxPerHost caps the attempts in flight to one receiver host.
+	MaxPerHost int
 }
+
+// Defaults of the delivery pool: a receiver that hangs holds at most
+// DefaultMaxPerHost of the DefaultWorkers for its timeout.
+const (
+	DefaultWorkers    = 16
+	DefaultMaxPerHost = 4
+)
 
 // AddFlags registers the --webhook-* flags on fs, setting f to their defaults.
 func (f *Flags) AddFlags(fs *pflag.FlagSet) {
@@ -45,6 +56,12 @@ func (f *Flags) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.RetryMaxDelay, "webhook-retry-max-delay", DefaultPolicy.MaxDelay,
 		"Longest wait between two webhook attempts.")
 	manager.BindEnv(fs, "webhook-retry-max-delay", "WEBHOOK_RETRY_MAX_DELAY")
+	fs.IntVar(&f.Workers, "webhook-workers", DefaultWorkers,
+		"Completion webhook attempts in flight at once, on a pool of their own beside the reconcile workers.")
+	manager.BindEnv(fs, "webhook-workers", "WEBHOOK_WORKERS")
+	fs.IntVar(&f.MaxPerHost, "webhook-max-per-host", DefaultMaxPerHost,
+		"Completion webhook attempts in flight to one receiver host (host:port); further due deliveries to it wait their turn.")
+	manager.BindEnv(fs, "webhook-max-per-host", "WEBHOOK_MAX_PER_HOST")
 }
 
 // Validate reports every invalid webhook flag; each error names its flag.
@@ -66,24 +83,48 @@ func (f *Flags) Validate() error {
 		errs = append(errs, fmt.Errorf("--webhook-retry-max-delay: must be at least --webhook-retry-base-delay (%s), got %s",
 			f.RetryBaseDelay, f.RetryMaxDelay))
 	}
+	if f.Workers < 1 {
+		errs = append(errs, fmt.Errorf("--webhook-workers: must be at least 1, got %d", f.Workers))
+	}
+	if f.MaxPerHost < 1 {
+		errs = append(errs, fmt.Errorf("--webhook-max-per-host: must be at least 1, got %d", f.MaxPerHost))
+	}
 	return errors.Join(errs...)
 }
 
-// Guard returns the SSRF guard of the flags.
-func (f *Flags) Guard() (Guard, error) {
-	allowed, err := ParseCIDRs(f.AllowedCIDRs)
-	if err != nil {
-		return Guard{}, fmt.Errorf("--webhook-allowed-cidrs: %w", err)
-	}
-	return Guard{Allowed: allowed}, nil
+// Config is how a manager delivers its completion webhooks.
+type Config struct {
+	Policy Policy
+	Guard  Guard
+	// Timeout bounds one attempt.
+	Timeout time.Duration
+	// Workers and MaxPerHost bound the attempts in flight (see Service).
+	Workers    int
+	MaxPerHost int
+	// UserAgent is sent with every request.
+	UserAgent string
 }
 
-// Policy returns the retry policy of the flags.
-func (f *Flags) Policy() Policy {
-	return Policy{MaxAttempts: f.MaxAttempts, BaseDelay: f.RetryBaseDelay, MaxDelay: f.RetryMaxDelay}
+// DefaultConfig is the flags' defaults.
+func DefaultConfig(userAgent string) Config {
+	return Config{Policy: DefaultPolicy, Timeout: DefaultTimeout, Workers: DefaultWorkers, MaxPerHost: DefaultMaxPerHost, UserAgent: userAgent}
+}
+
+// Config returns the delivery configuration of validated flags.
+func (f *Flags) Config(userAgent string) (Config, error) {
+	allowed, err := ParseCIDRs(f.AllowedCIDRs)
+	if err != nil {
+		return Config{}, fmt.Errorf("--webhook-allowed-cidrs: %w", err)
+	}
+	return Config{
+		Policy:  Policy{MaxAttempts: f.MaxAttempts, BaseDelay: f.RetryBaseDelay, MaxDelay: f.RetryMaxDelay},
+		Guard:   Guard{Allowed: allowed},
+		Timeout: f.Timeout, Workers: f.Workers, MaxPerHost: f.MaxPerHost, UserAgent: userAgent,
+	}, nil
 }
 
 // LogValues are the flags as key/value pairs for the startup log line.
 func (f *Flags) LogValues() []any {
-	return []any{"webhookAllowedCIDRs", f.AllowedCIDRs, "webhookTimeout", f.Timeout, "webhookMaxAttempts", f.MaxAttempts}
+	return []any{"webhookAllowedCIDRs", f.AllowedCIDRs, "webhookTimeout", f.Timeout, "webhookMaxAttempts", f.MaxAttempts,
+		"webhookWorkers", f.Workers, "webhookMaxPerHost", f.MaxPerHost}
 }

@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"errors"
 	"time"
 	"unicode/utf8"
 
@@ -52,7 +53,8 @@ func (p Policy) Next(st *v1alpha1.WebhookDelivery, now time.Time) time.Duration 
 }
 
 // Record returns st updated with the outcome of one attempt made at now.
-// The delivery gives up once MaxAttempts attempts failed.
+// The delivery gives up once MaxAttempts attempts failed, and at once when
+// the SSRF guard refused the receiver's address: no retry changes that.
 func (p Policy) Record(st *v1alpha1.WebhookDelivery, res Result, now time.Time) *v1alpha1.WebhookDelivery {
 	out := &v1alpha1.WebhookDelivery{}
 	if st != nil {
@@ -70,7 +72,7 @@ func (p Policy) Record(st *v1alpha1.WebhookDelivery, res Result, now time.Time) 
 	if res.Err != nil {
 		out.LastError = truncate(res.Err.Error(), 1024)
 	}
-	if out.Attempts >= p.MaxAttempts {
+	if out.Attempts >= p.MaxAttempts || errors.Is(res.Err, ErrAddressRefused) {
 		out.GaveUp = true
 	}
 	return out

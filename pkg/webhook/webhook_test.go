@@ -3,6 +3,7 @@ package webhook
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -129,6 +130,35 @@ func TestPolicy(t *testing.T) {
 	assert.False(t, Pending(delivered))
 	assert.Equal(t, int32(2), st.Attempts, "Record does not modify its input")
 	assert.Equal(t, metav1.NewTime(now), *delivered.LastAttemptTime)
+}
+
+func TestPolicyRefusedAddressGivesUpAtOnce(t *testing.T) {
+	st := DefaultPolicy.Record(nil, Result{Err: fmt.Errorf("post webhook: %w", ErrAddressRefused)}, time.Now())
+	assert.Equal(t, int32(1), st.Attempts)
+	assert.True(t, st.GaveUp, "no retry changes where the receiver's name points")
+	assert.False(t, Pending(st))
+	st = DefaultPolicy.Record(nil, Result{Err: fmt.Errorf("%w: no key", ErrSecret)}, time.Now())
+	assert.False(t, st.GaveUp, "a signing key can still be created")
+}
+
+func TestCondition(t *testing.T) {
+	tests := []struct {
+		d      *v1alpha1.WebhookDelivery
+		status metav1.ConditionStatus
+		reason string
+	}{
+		{nil, metav1.ConditionFalse, "Pending"},
+		{&v1alpha1.WebhookDelivery{Attempts: 2, LastError: "x"}, metav1.ConditionFalse, "Retrying"},
+		{&v1alpha1.WebhookDelivery{Attempts: 8, GaveUp: true}, metav1.ConditionFalse, "GaveUp"},
+		{&v1alpha1.WebhookDelivery{Attempts: 1, Delivered: true, LastStatusCode: 204}, metav1.ConditionTrue, "Delivered"},
+	}
+	for _, tt := range tests {
+		c := Condition(tt.d, 3)
+		assert.Equal(t, ConditionDelivered, c.Type)
+		assert.Equal(t, tt.status, c.Status, tt.reason)
+		assert.Equal(t, tt.reason, c.Reason)
+		assert.Equal(t, int64(3), c.ObservedGeneration)
+	}
 }
 
 func TestRecordTruncatesOnRuneBoundary(t *testing.T) {

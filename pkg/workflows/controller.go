@@ -9,16 +9,17 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 	"opsnorth.io/scheduler/generated/clientset/versioned"
 	listers "opsnorth.io/scheduler/generated/listers/scheduler/v1alpha1"
 	"opsnorth.io/scheduler/pkg/conditions"
+	"opsnorth.io/scheduler/pkg/webhook"
 )
 
 // conflictRetry is how often a workflow blocked by a foreign AgentTask of
@@ -30,10 +31,9 @@ type Reconciler struct {
 	workflows  func(namespace string) listers.WorkflowNamespaceLister
 	tasks      func(namespace string) listers.AgentTaskNamespaceLister
 	client     versioned.Interface
-	secrets    client.Reader
 	recorder   events.EventRecorder
 	fieldOwner string
-	webhooks   *webhooks
+	deliveries *webhook.Service
 	budget     Budget
 	now        func() time.Time
 	hops       *hopTracker
@@ -50,7 +50,7 @@ type Reconciler struct {
 
 // Reconcile brings one Workflow forward: fetch → validate → observe its tasks
 // → decide → start steps → write status once → stop tasks of a finished
-// workflow → deliver its webhook.
+// workflow → schedule its webhook.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	wf, err := r.workflows(req.Namespace).Get(req.Name)
 	if apierrors.IsNotFound(err) {
@@ -85,6 +85,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		conditions.SetSummary(&p.status.Conditions, wf.Generation, conditions.Stalled, ReasonTaskNameConflict, msg)
 		p.requeue = conflictRetry
 	}
+	if p.status.Phase.IsTerminal() && wf.Spec.WebhookURL != "" {
+		meta.SetStatusCondition(&p.status.Conditions, webhook.Condition(p.status.Webhook, wf.Generation))
+	}
 	if !equality.Semantic.DeepEqual(wf.Status, p.status) {
 		written, err := r.writeStatus(ctx, wf, &p.status)
 		if err != nil || !written {
@@ -99,7 +102,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 }
 
 // finished handles a workflow whose terminal status is stored: no step task
-// may still run, and the completion webhook is delivered.
+// may still run, and the completion webhook is scheduled while it is due.
 func (r *Reconciler) finished(ctx context.Context, wf *v1alpha1.Workflow) (ctrl.Result, error) {
 	tasks, err := r.ownedTasks(wf)
 	if err != nil {
@@ -108,7 +111,11 @@ func (r *Reconciler) finished(ctx context.Context, wf *v1alpha1.Workflow) (ctrl.
 	if err := r.stopTasks(ctx, wf, tasks); err != nil {
 		return ctrl.Result{}, err
 	}
-	return r.deliver(ctx, wf)
+	if webhookDue(wf) {
+		// Delivered on the service's own pool, never on this worker.
+		r.deliveries.Schedule(types.NamespacedName{Namespace: wf.Namespace, Name: wf.Name}, wf.Spec.WebhookURL, wf.Status.Webhook)
+	}
+	return ctrl.Result{}, nil
 }
 
 // writtenStatus is a status write of this manager: the version it replaced

@@ -3,7 +3,6 @@ package workflows
 import (
 	"context"
 	"fmt"
-	"net/netip"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -29,12 +28,8 @@ import (
 type Config struct {
 	// Namespaces whose Workflows are reconciled; empty means all.
 	Namespaces manager.Namespaces
-	// WebhookAllowedCIDRs are non-public receiver addresses that are allowed.
-	WebhookAllowedCIDRs []netip.Prefix
-	// WebhookTimeout bounds each delivery attempt.
-	WebhookTimeout time.Duration
-	// WebhookPolicy bounds the delivery attempts.
-	WebhookPolicy webhook.Policy
+	// Webhook is how completion webhooks are delivered.
+	Webhook webhook.Config
 	// Budget bounds stored step outputs; zero means DefaultBudget.
 	Budget Budget
 }
@@ -59,16 +54,18 @@ func Setup(_ context.Context, deps *manager.Deps, cfg Config) error {
 			return taskFactories(ns).Scheduler().V1alpha1().AgentTasks().Lister().AgentTasks(ns)
 		},
 		client:     deps.Clientset,
-		secrets:    deps.Manager.GetAPIReader(),
 		recorder:   deps.Manager.GetEventRecorder(deps.FieldOwner),
 		fieldOwner: deps.FieldOwner,
-		webhooks: &webhooks{
-			sender: webhook.NewSender(webhook.Guard{Allowed: cfg.WebhookAllowedCIDRs}, cfg.WebhookTimeout, deps.FieldOwner),
-			policy: cfg.WebhookPolicy,
-		},
-		budget: cfg.Budget,
-		now:    time.Now,
-		hops:   newHopTracker(),
+		budget:     cfg.Budget,
+		now:        time.Now,
+		hops:       newHopTracker(),
+	}
+	r.deliveries = webhook.NewService(webhook.Options{
+		Config: cfg.Webhook, Kind: "Workflow", Event: WebhookEvent,
+		Secrets: deps.Manager.GetAPIReader(), Recorder: r.recorder, Subject: deliveries{r}, Now: r.now,
+	})
+	if err := deps.Manager.Add(r.deliveries); err != nil {
+		return fmt.Errorf("add webhook delivery service: %w", err)
 	}
 	b := ctrl.NewControllerManagedBy(deps.Manager).Named("workflow").WithOptions(controller.Options{
 		MaxConcurrentReconciles: deps.Options.MaxConcurrentReconciles,

@@ -6,12 +6,10 @@ import (
 	"errors"
 	"fmt"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	ctrl "sigs.k8s.io/controller-runtime"
-	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 	"opsnorth.io/scheduler/pkg/webhook"
@@ -19,12 +17,6 @@ import (
 
 // WebhookEvent is the X-Opsnorth-Event of a workflow completion webhook.
 const WebhookEvent = "workflow.completed"
-
-// webhooks sends completion webhooks with the shared delivery code.
-type webhooks struct {
-	sender *webhook.Sender
-	policy webhook.Policy
-}
 
 // Payload is the body of the completion webhook.
 type Payload struct {
@@ -67,80 +59,48 @@ func payload(wf *v1alpha1.Workflow) ([]byte, error) {
 	return json.Marshal(p)
 }
 
-// deliver makes one attempt of the completion webhook when one is due and
-// records it in status.webhook; the work queue brings the next attempt.
-func (r *Reconciler) deliver(ctx context.Context, wf *v1alpha1.Workflow) (ctrl.Result, error) {
-	if wf.Spec.WebhookURL == "" || !webhook.Pending(wf.Status.Webhook) {
-		return ctrl.Result{}, nil
+// webhookDue reports whether wf's completion webhook still has to be delivered.
+func webhookDue(wf *v1alpha1.Workflow) bool {
+	return wf.Status.Phase.IsTerminal() && wf.Spec.WebhookURL != "" && webhook.Pending(wf.Status.Webhook)
+}
+
+// deliveries adapts Workflows to the webhook delivery service.
+type deliveries struct{ r *Reconciler }
+
+// Load reads the workflow live, so an attempt recorded a moment ago is seen.
+func (d deliveries) Load(ctx context.Context, key types.NamespacedName) (*webhook.Delivery, error) {
+	wf, err := d.r.client.SchedulerV1alpha1().Workflows(key.Namespace).Get(ctx, key.Name, getOptions)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
 	}
-	policy := r.webhooks.policy
-	if wait := policy.Next(wf.Status.Webhook, r.now()); wait > 0 {
-		return ctrl.Result{RequeueAfter: wait}, nil
+	if err != nil {
+		return nil, fmt.Errorf("get workflow %s: %w", key, err)
+	}
+	if !webhookDue(wf) {
+		return nil, nil
 	}
 	body, err := payload(wf)
 	if err != nil {
-		return ctrl.Result{}, fmt.Errorf("encode webhook payload: %w", err)
+		return nil, fmt.Errorf("encode webhook payload: %w", err)
 	}
-	var res webhook.Result
-	secret, err := r.webhookSecret(ctx, wf)
-	switch {
-	case apierrors.IsNotFound(err) || errorsIsMissingKey(err):
-		res = webhook.Result{Err: err}
-	case err != nil:
-		return ctrl.Result{}, err
-	default:
-		res = r.webhooks.sender.Send(ctx, webhook.Request{
-			URL: wf.Spec.WebhookURL, Body: body, IdempotencyKey: string(wf.UID) + "/completion", Event: WebhookEvent, Secret: secret,
-		})
-	}
+	return &webhook.Delivery{
+		Object: wf, URL: wf.Spec.WebhookURL, SecretRef: wf.Spec.WebhookSecretRef,
+		Body: body, IdempotencyKey: string(wf.UID) + "/completion", State: wf.Status.Webhook,
+	}, nil
+}
+
+// errChanged is a status write refused because the workflow changed since it was read.
+var errChanged = errors.New("workflow changed since it was read")
+
+// Record writes the attempt and the WebhookDelivered condition.
+func (d deliveries) Record(ctx context.Context, del *webhook.Delivery, state *v1alpha1.WebhookDelivery) error {
+	wf := del.Object.(*v1alpha1.Workflow)
 	status := wf.Status.DeepCopy()
-	status.Webhook = policy.Record(wf.Status.Webhook, res, r.now())
-	logf.FromContext(ctx).Info("completion webhook attempt", "attempt", status.Webhook.Attempts,
-		"delivered", status.Webhook.Delivered, "statusCode", res.StatusCode, "gaveUp", status.Webhook.GaveUp)
-	if written, err := r.writeStatus(ctx, wf, status); err != nil || !written {
-		// Not recorded: the workflow changed meanwhile and its update event
-		// brings the next attempt, with the same idempotency key.
-		return ctrl.Result{}, err
+	status.Webhook = state
+	meta.SetStatusCondition(&status.Conditions, webhook.Condition(state, wf.Generation))
+	written, err := d.r.writeStatus(ctx, wf, status)
+	if err == nil && !written {
+		return errChanged
 	}
-	if status.Webhook.GaveUp {
-		r.recorder.Eventf(wf, nil, corev1.EventTypeWarning, "WebhookFailed", "DeliverWebhook",
-			"completion webhook not delivered after %d attempts: %s", status.Webhook.Attempts, status.Webhook.LastError)
-	}
-	if webhook.Pending(status.Webhook) {
-		return ctrl.Result{RequeueAfter: max(policy.Next(status.Webhook, r.now()), 1)}, nil
-	}
-	return ctrl.Result{}, nil
-}
-
-// missingKeyError is a webhookSecretRef whose Secret lacks the key.
-type missingKeyError struct{ name, key string }
-
-func (e missingKeyError) Error() string {
-	return fmt.Sprintf("webhook secret %s has no key %q", e.name, e.key)
-}
-
-func errorsIsMissingKey(err error) bool {
-	var mk missingKeyError
-	return errors.As(err, &mk)
-}
-
-// webhookSecret reads the signing key with a direct get: Secrets are never
-// cached by this manager.
-func (r *Reconciler) webhookSecret(ctx context.Context, wf *v1alpha1.Workflow) ([]byte, error) {
-	ref := wf.Spec.WebhookSecretRef
-	if ref == nil {
-		return nil, nil
-	}
-	var s corev1.Secret
-	if err := r.secrets.Get(ctx, types.NamespacedName{Namespace: wf.Namespace, Name: ref.Name}, &s); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("webhook secret %s: %w", ref.Name, err)
-		}
-		return nil, fmt.Errorf("get webhook secret %s: %w", ref.Name, err)
-	}
-	v, ok := s.Data[ref.Key]
-	if !ok {
-		return nil, missingKeyError{name: ref.Name, key: ref.Key}
-	}
-	return v, nil
+	return err
 }

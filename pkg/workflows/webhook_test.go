@@ -1,97 +1,49 @@
 package workflows_test
 
 import (
-	"io"
-	"net/http"
-	"net/http/httptest"
-	"strings"
-	"sync"
+	"context"
+	"fmt"
 	"testing"
-	"time"
 
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
+	"opsnorth.io/scheduler/pkg/webhook/webhooktest"
+	"opsnorth.io/scheduler/pkg/workflows"
 )
 
-// receiver records the webhook deliveries it gets and answers 503 to the
-// first `fail` of them.
-type receiver struct {
-	mu       sync.Mutex
-	fail     int
-	requests []*http.Request
-	bodies   [][]byte
+// TestWebhookConformance runs the delivery suite every kind passes.
+func TestWebhookConformance(t *testing.T) {
+	webhooktest.Run(t, workflowKind{k: newCluster(t)})
 }
 
-func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	body, _ := io.ReadAll(req.Body)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.requests = append(r.requests, req)
-	r.bodies = append(r.bodies, body)
-	if len(r.requests) <= r.fail {
-		w.WriteHeader(http.StatusServiceUnavailable)
-		return
+// workflowKind drives Workflows for the conformance suite: each is one
+// step whose task the test finishes, playing the tasks manager.
+type workflowKind struct{ k *cluster }
+
+func (workflowKind) Name() string                 { return "Workflow" }
+func (workflowKind) Event() string                { return workflows.WebhookEvent }
+func (a workflowKind) Namespace() string          { return a.k.ns }
+func (a workflowKind) Kube() kubernetes.Interface { return a.k.kube }
+
+func (a workflowKind) Start(t *testing.T, s webhooktest.Settings) func() {
+	return startManager(t, a.k.ns, "--webhook-timeout="+s.Timeout.String(),
+		fmt.Sprintf("--webhook-max-attempts=%d", s.MaxAttempts),
+		"--webhook-retry-base-delay="+s.BaseDelay.String(), "--webhook-retry-max-delay="+s.MaxDelay.String())
+}
+
+func (a workflowKind) Finish(_ *testing.T, name, url string, secret *v1alpha1.SecretKeyReference) {
+	wf := stepWorkflow(name, step("a", nil))
+	wf.Spec.WebhookURL, wf.Spec.WebhookSecretRef = url, secret
+	a.k.create(wf)
+	a.k.finish(a.k.waitTask(name, "a", 0), v1alpha1.TaskSucceeded, nil)
+}
+
+func (a workflowKind) Observe(name string) (webhooktest.Observed, error) {
+	wf, err := a.k.cs.SchedulerV1alpha1().Workflows(a.k.ns).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		return webhooktest.Observed{}, err
 	}
-	w.WriteHeader(http.StatusNoContent)
-}
-
-func (r *receiver) count() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return len(r.requests)
-}
-
-// TestWebhookRefusedAddressGivesUp: the SSRF guard refuses a link-local
-// receiver (the cloud metadata address) even though loopback is allowed;
-// each refused attempt is recorded and delivery gives up after
-// --webhook-max-attempts, with a Warning event.
-func TestWebhookRefusedAddressGivesUp(t *testing.T) {
-	k := newCluster(t)
-	startManager(t, k.ns, "--webhook-max-attempts=2")
-	wf := stepWorkflow("ssrf", step("a", nil))
-	wf.Spec.WebhookURL = "http://169.254.169.254/latest/meta-data"
-	k.create(wf)
-	k.finish(k.waitTask("ssrf", "a", 0), v1alpha1.TaskSucceeded, nil)
-	k.waitWorkflow("ssrf", v1alpha1.WorkflowSucceeded)
-	require.Eventually(t, func() bool {
-		st := k.workflow("ssrf").Status.Webhook
-		return st != nil && st.GaveUp
-	}, wait, 20*time.Millisecond)
-	st := k.workflow("ssrf").Status.Webhook
-	assert.Equal(t, int32(2), st.Attempts)
-	assert.False(t, st.Delivered)
-	assert.Equal(t, int32(0), st.LastStatusCode)
-	assert.True(t, strings.Contains(st.LastError, "webhook address refused: 169.254.169.254 is not a public address"), st.LastError)
-}
-
-// TestWebhookMissingSecret: a webhookSecretRef to a Secret that does not
-// exist is never sent unsigned; the attempts say why.
-func TestWebhookMissingSecret(t *testing.T) {
-	k := newCluster(t)
-	recv := &receiver{}
-	srv := httptestServer(t, recv)
-	startManager(t, k.ns, "--webhook-max-attempts=2")
-	wf := stepWorkflow("nosecret", step("a", nil))
-	wf.Spec.WebhookURL = srv
-	wf.Spec.WebhookSecretRef = &v1alpha1.SecretKeyReference{Name: "missing", Key: "k"}
-	k.create(wf)
-	k.finish(k.waitTask("nosecret", "a", 0), v1alpha1.TaskSucceeded, nil)
-	finished := time.Now()
-	require.Eventually(t, func() bool {
-		st := k.workflow("nosecret").Status.Webhook
-		return st != nil && st.GaveUp
-	}, wait, 20*time.Millisecond)
-	st := k.workflow("nosecret").Status.Webhook
-	assert.GreaterOrEqual(t, time.Since(finished), 200*time.Millisecond, "the second attempt waited for the backoff")
-	assert.Equal(t, int32(2), st.Attempts)
-	assert.Contains(t, st.LastError, `webhook secret missing: secrets "missing" not found`)
-	assert.Equal(t, 0, recv.count(), "an unsigned body is never sent")
-}
-
-func httptestServer(t *testing.T, h http.Handler) string {
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	return srv.URL
+	return webhooktest.Observed{UID: wf.UID, Webhook: wf.Status.Webhook, Conditions: wf.Status.Conditions}, nil
 }

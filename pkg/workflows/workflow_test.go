@@ -3,7 +3,7 @@ package workflows_test
 import (
 	"context"
 	"encoding/json"
-	"net/http/httptest"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +16,7 @@ import (
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 	"opsnorth.io/scheduler/pkg/webhook"
+	"opsnorth.io/scheduler/pkg/webhook/webhooktest"
 	"opsnorth.io/scheduler/pkg/workflows"
 )
 
@@ -24,9 +25,7 @@ func TestSequentialOutputsAndWebhook(t *testing.T) {
 	startedBefore := counter(t, "opsnorth_workflows_started_total")
 	completedBefore := counter(t, "opsnorth_workflows_completed_total", "phase", "Succeeded", "reason", "Succeeded")
 	startManager(t, k.ns)
-	recv := &receiver{fail: 1}
-	srv := httptest.NewServer(recv)
-	defer srv.Close()
+	recv := webhooktest.NewReceiver(t, webhooktest.FailFirst(1, http.StatusServiceUnavailable))
 	_, err := k.kube.CoreV1().Secrets(k.ns).Create(context.Background(), &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: "hook"}, Data: map[string][]byte{"key": []byte("s3cret")},
 	}, metav1.CreateOptions{})
@@ -38,7 +37,7 @@ func TestSequentialOutputsAndWebhook(t *testing.T) {
 		step("post", map[string]string{"SUMMARY": "${steps.summarize.output.summary}", "BOTH": "${steps.0.output.body}|${inputs.topic}"}),
 	)
 	wf.Spec.Input = map[string]string{"topic": "operators"}
-	wf.Spec.WebhookURL = srv.URL + "/done"
+	wf.Spec.WebhookURL = recv.URL + "/done"
 	wf.Spec.WebhookSecretRef = &v1alpha1.SecretKeyReference{Name: "hook", Key: "key"}
 	created := k.create(wf)
 
@@ -89,19 +88,18 @@ func TestSequentialOutputsAndWebhook(t *testing.T) {
 	}, wait, 20*time.Millisecond)
 	delivered := k.workflow("seq")
 	assert.Equal(t, int32(2), delivered.Status.Webhook.Attempts)
-	assert.Equal(t, int32(204), delivered.Status.Webhook.LastStatusCode)
-	require.Equal(t, 2, recv.count())
-	recv.mu.Lock()
-	for i, req := range recv.requests {
+	assert.Equal(t, int32(200), delivered.Status.Webhook.LastStatusCode)
+	reqs := recv.Requests()
+	require.Len(t, reqs, 2)
+	for _, req := range reqs {
 		assert.Equal(t, string(created.UID)+"/completion", req.Header.Get(webhook.HeaderIdempotencyKey))
 		assert.Equal(t, workflows.WebhookEvent, req.Header.Get(webhook.HeaderEvent))
-		assert.True(t, webhook.Verify([]byte("s3cret"), recv.bodies[i], req.Header.Get(webhook.HeaderSignature)))
-		assert.Equal(t, "/done", req.URL.Path)
+		assert.True(t, webhook.Verify([]byte("s3cret"), req.Body, req.Header.Get(webhook.HeaderSignature)))
+		assert.Equal(t, "/done", req.Path)
 	}
-	assert.Equal(t, recv.bodies[0], recv.bodies[1], "every attempt carries the same body")
+	assert.Equal(t, reqs[0].Body, reqs[1].Body, "every attempt carries the same body")
 	var body workflows.Payload
-	require.NoError(t, json.Unmarshal(recv.bodies[1], &body))
-	recv.mu.Unlock()
+	require.NoError(t, json.Unmarshal(reqs[1].Body, &body))
 	assert.Equal(t, "Succeeded", body.Phase)
 	assert.Equal(t, created.UID, body.UID)
 	require.Len(t, body.Steps, 3)
@@ -119,8 +117,8 @@ func TestSequentialOutputsAndWebhook(t *testing.T) {
 				reasons[e.Reason]++
 			}
 		}
-		return assert.ObjectsAreEqual(map[string]int{"WorkflowSucceeded": 1}, reasons)
-	}, wait, 50*time.Millisecond, "one event for the workflow's end, none per step")
+		return assert.ObjectsAreEqual(map[string]int{"WorkflowSucceeded": 1, "WebhookFailed": 1, "WebhookDelivered": 1}, reasons)
+	}, wait, 50*time.Millisecond, "one event for the workflow's end and one per webhook outcome, none per step")
 	assert.Equal(t, 1.0, counter(t, "opsnorth_workflows_started_total")-startedBefore)
 	assert.Equal(t, 1.0, counter(t, "opsnorth_workflows_completed_total", "phase", "Succeeded", "reason", "Succeeded")-completedBefore)
 
@@ -128,10 +126,10 @@ func TestSequentialOutputsAndWebhook(t *testing.T) {
 	rv := delivered.ResourceVersion
 	assert.Never(t, func() bool {
 		wf, err := k.cs.SchedulerV1alpha1().Workflows(k.ns).Get(context.Background(), "seq", metav1.GetOptions{})
-		return err != nil || wf.ResourceVersion != rv || recv.count() != 2
+		return err != nil || wf.ResourceVersion != rv || len(recv.Requests()) != 2
 	}, settle, 100*time.Millisecond, "a converged workflow was written again, or its webhook sent again")
 	assert.Equal(t, rv, k.workflow("seq").ResourceVersion, "a converged workflow was written again")
-	assert.Equal(t, 2, recv.count(), "a delivered webhook was sent again")
+	assert.Len(t, recv.Requests(), 2, "a delivered webhook was sent again")
 	assert.Len(t, k.taskNames("seq"), 3)
 }
 

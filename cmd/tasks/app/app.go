@@ -64,7 +64,7 @@ func (o *Options) Validate() error {
 
 // Config returns the controller configuration of validated options.
 func (o *Options) Config() (tasks.Config, error) {
-	guard, err := o.Webhook.Guard()
+	hooks, err := o.Webhook.Config("opsnorth-scheduler-tasks/" + manager.Version())
 	if err != nil {
 		return tasks.Config{}, err
 	}
@@ -72,10 +72,7 @@ func (o *Options) Config() (tasks.Config, error) {
 	cfg.AllowPrivileged = o.AllowPrivilegedTasks
 	cfg.DefaultTTLSecondsAfterFinished = o.DefaultTTLSecondsAfterFinished
 	cfg.PendingStatusDelay = o.PendingStatusDelay
-	cfg.Webhook = o.Webhook.Policy()
-	cfg.WebhookGuard = guard
-	cfg.WebhookTimeout = o.Webhook.Timeout
-	cfg.UserAgent = "opsnorth-scheduler-tasks/" + manager.Version()
+	cfg.Webhook = hooks
 	return cfg, nil
 }
 

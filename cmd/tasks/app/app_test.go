@@ -98,21 +98,26 @@ func TestTaskFlags(t *testing.T) {
 	}{
 		{name: "defaults", check: func(t *testing.T, cfg tasks.Config) {
 			assert.False(t, cfg.AllowPrivileged)
-			assert.Empty(t, cfg.WebhookGuard.Allowed)
-			assert.Equal(t, 10*time.Second, cfg.WebhookTimeout)
-			assert.Equal(t, webhook.Policy{MaxAttempts: 8, BaseDelay: 5 * time.Second, MaxDelay: 5 * time.Minute}, cfg.Webhook)
+			assert.Empty(t, cfg.Webhook.Guard.Allowed)
+			assert.Equal(t, 10*time.Second, cfg.Webhook.Timeout)
+			assert.Equal(t, webhook.Policy{MaxAttempts: 8, BaseDelay: 5 * time.Second, MaxDelay: 5 * time.Minute}, cfg.Webhook.Policy)
+			assert.Equal(t, 16, cfg.Webhook.Workers)
+			assert.Equal(t, 4, cfg.Webhook.MaxPerHost)
+			assert.Equal(t, "opsnorth-scheduler-tasks/"+manager.Version(), cfg.Webhook.UserAgent)
 			assert.Equal(t, int32(3600), cfg.DefaultTTLSecondsAfterFinished)
-			assert.Equal(t, defaults.Webhook, cfg.Webhook)
+			assert.Equal(t, defaults.Webhook.Policy, cfg.Webhook.Policy)
 		}},
 		{name: "flags", args: []string{
 			"--allow-privileged-tasks", "--webhook-allowed-cidrs=127.0.0.1,10.0.0.0/8", "--webhook-timeout=3s",
 			"--webhook-max-attempts=2", "--webhook-retry-base-delay=1s", "--webhook-retry-max-delay=4s",
-			"--default-ttl-seconds-after-finished=60",
+			"--default-ttl-seconds-after-finished=60", "--webhook-workers=3", "--webhook-max-per-host=1",
 		}, check: func(t *testing.T, cfg tasks.Config) {
 			assert.True(t, cfg.AllowPrivileged)
-			assert.Equal(t, []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32"), netip.MustParsePrefix("10.0.0.0/8")}, cfg.WebhookGuard.Allowed)
-			assert.Equal(t, 3*time.Second, cfg.WebhookTimeout)
-			assert.Equal(t, webhook.Policy{MaxAttempts: 2, BaseDelay: time.Second, MaxDelay: 4 * time.Second}, cfg.Webhook)
+			assert.Equal(t, []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32"), netip.MustParsePrefix("10.0.0.0/8")}, cfg.Webhook.Guard.Allowed)
+			assert.Equal(t, 3*time.Second, cfg.Webhook.Timeout)
+			assert.Equal(t, webhook.Policy{MaxAttempts: 2, BaseDelay: time.Second, MaxDelay: 4 * time.Second}, cfg.Webhook.Policy)
+			assert.Equal(t, 3, cfg.Webhook.Workers)
+			assert.Equal(t, 1, cfg.Webhook.MaxPerHost)
 			assert.Equal(t, int32(60), cfg.DefaultTTLSecondsAfterFinished)
 		}},
 		{name: "env", env: map[string]string{
@@ -120,15 +125,17 @@ func TestTaskFlags(t *testing.T) {
 			"DEFAULT_TTL_SECONDS_AFTER_FINISHED": "0",
 		}, check: func(t *testing.T, cfg tasks.Config) {
 			assert.True(t, cfg.AllowPrivileged)
-			assert.Equal(t, []netip.Prefix{netip.MustParsePrefix("192.168.0.0/16")}, cfg.WebhookGuard.Allowed)
-			assert.Equal(t, int32(3), cfg.Webhook.MaxAttempts)
+			assert.Equal(t, []netip.Prefix{netip.MustParsePrefix("192.168.0.0/16")}, cfg.Webhook.Guard.Allowed)
+			assert.Equal(t, int32(3), cfg.Webhook.Policy.MaxAttempts)
 			assert.Equal(t, int32(0), cfg.DefaultTTLSecondsAfterFinished)
 		}},
 		{name: "flag wins over env", env: map[string]string{"WEBHOOK_MAX_ATTEMPTS": "3"}, args: []string{"--webhook-max-attempts=5"},
-			check: func(t *testing.T, cfg tasks.Config) { assert.Equal(t, int32(5), cfg.Webhook.MaxAttempts) }},
+			check: func(t *testing.T, cfg tasks.Config) { assert.Equal(t, int32(5), cfg.Webhook.Policy.MaxAttempts) }},
 		{name: "bad cidr", args: []string{"--webhook-allowed-cidrs=10.0.0.0/33"}, wantErr: "--webhook-allowed-cidrs"},
 		{name: "bad timeout", args: []string{"--webhook-timeout=0s"}, wantErr: "--webhook-timeout: must be positive"},
 		{name: "bad attempts", env: map[string]string{"WEBHOOK_MAX_ATTEMPTS": "0"}, wantErr: "--webhook-max-attempts: must be at least 1"},
+		{name: "no workers", args: []string{"--webhook-workers=0"}, wantErr: "--webhook-workers: must be at least 1"},
+		{name: "no per-host slot", env: map[string]string{"WEBHOOK_MAX_PER_HOST": "0"}, wantErr: "--webhook-max-per-host: must be at least 1"},
 		{name: "max below base", args: []string{"--webhook-retry-base-delay=10s", "--webhook-retry-max-delay=1s"}, wantErr: "--webhook-retry-max-delay"},
 		{name: "negative ttl", args: []string{"--default-ttl-seconds-after-finished=-1"}, wantErr: "--default-ttl-seconds-after-finished"},
 	}

@@ -37,17 +37,11 @@ func (o *Options) Validate() error {
 
 // Config returns the controller configuration of validated options.
 func (o *Options) Config() (workflows.Config, error) {
-	guard, err := o.Webhook.Guard()
+	hooks, err := o.Webhook.Config("opsnorth-scheduler-workflows/" + manager.Version())
 	if err != nil {
 		return workflows.Config{}, err
 	}
-	return workflows.Config{
-		Namespaces:          o.WorkflowNamespaces,
-		WebhookAllowedCIDRs: guard.Allowed,
-		WebhookTimeout:      o.Webhook.Timeout,
-		WebhookPolicy:       o.Webhook.Policy(),
-		Budget:              workflows.DefaultBudget,
-	}, nil
+	return workflows.Config{Namespaces: o.WorkflowNamespaces, Webhook: hooks, Budget: workflows.DefaultBudget}, nil
 }
 
 // NewCommand returns the workflows manager command.

@@ -92,8 +92,11 @@ func TestWebhookFlags(t *testing.T) {
 		{
 			name: "defaults",
 			want: workflows.Config{
-				Namespaces: manager.Namespaces{"agent-tasks"}, WebhookAllowedCIDRs: []netip.Prefix{},
-				WebhookTimeout: 10 * time.Second, WebhookPolicy: webhook.DefaultPolicy, Budget: workflows.DefaultBudget,
+				Namespaces: manager.Namespaces{"agent-tasks"}, Budget: workflows.DefaultBudget,
+				Webhook: webhook.Config{
+					Guard: webhook.Guard{Allowed: []netip.Prefix{}}, Timeout: 10 * time.Second, Policy: webhook.DefaultPolicy,
+					Workers: 16, MaxPerHost: 4, UserAgent: "opsnorth-scheduler-workflows/" + manager.Version(),
+				},
 			},
 		},
 		{
@@ -101,11 +104,12 @@ func TestWebhookFlags(t *testing.T) {
 			env:  map[string]string{"WEBHOOK_ALLOWED_CIDRS": "127.0.0.1,10.0.0.0/8", "WEBHOOK_MAX_ATTEMPTS": "3"},
 			args: []string{"--webhook-timeout=2s", "--webhook-retry-base-delay=1s", "--webhook-retry-max-delay=4s"},
 			want: workflows.Config{
-				Namespaces:          manager.Namespaces{"agent-tasks"},
-				WebhookAllowedCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32"), netip.MustParsePrefix("10.0.0.0/8")},
-				WebhookTimeout:      2 * time.Second,
-				WebhookPolicy:       webhook.Policy{MaxAttempts: 3, BaseDelay: time.Second, MaxDelay: 4 * time.Second},
-				Budget:              workflows.DefaultBudget,
+				Namespaces: manager.Namespaces{"agent-tasks"}, Budget: workflows.DefaultBudget,
+				Webhook: webhook.Config{
+					Guard:   webhook.Guard{Allowed: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32"), netip.MustParsePrefix("10.0.0.0/8")}},
+					Timeout: 2 * time.Second, Policy: webhook.Policy{MaxAttempts: 3, BaseDelay: time.Second, MaxDelay: 4 * time.Second},
+					Workers: 16, MaxPerHost: 4, UserAgent: "opsnorth-scheduler-workflows/" + manager.Version(),
+				},
 			},
 		},
 		{name: "bad cidr", args: []string{"--webhook-allowed-cidrs=nope"}, wantErr: "--webhook-allowed-cidrs: invalid CIDR or address \"nope\""},

@@ -1,0 +1,265 @@
+package webhooktest
+
+import (
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+
+	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
+	"opsnorth.io/scheduler/pkg/webhook"
+)
+
+// Settings are the webhook flags the suite runs a manager with.
+type Settings struct {
+	Timeout     time.Duration
+	MaxAttempts int32
+	BaseDelay   time.Duration
+	MaxDelay    time.Duration
+}
+
+// Observed is what a user sees of an object's delivery.
+type Observed struct {
+	UID        types.UID
+	Webhook    *v1alpha1.WebhookDelivery
+	Conditions []metav1.Condition
+}
+
+// Kind is one delivered kind, as its package's test harness drives it.
+type Kind interface {
+	// Name is the kind, e.g. "AgentTask": the metric's kind label.
+	Name() string
+	// Event is the X-Opsnorth-Event header its webhooks carry.
+	Event() string
+	// Namespace is where the suite's objects and Secrets are created.
+	Namespace() string
+	// Kube is an admin client.
+	Kube() kubernetes.Interface
+	// Start runs the kind's manager with s, allowing loopback receivers;
+	// stop returns once it stopped.
+	Start(t *testing.T, s Settings) (stop func())
+	// Finish creates object name with the webhook and brings it to a
+	// successful terminal phase.
+	Finish(t *testing.T, name, url string, secret *v1alpha1.SecretKeyReference)
+	// Observe reads the object.
+	Observe(name string) (Observed, error)
+}
+
+// suiteSettings retry fast and often enough for a receiver down for 30 s.
+var suiteSettings = Settings{Timeout: time.Second, MaxAttempts: 40, BaseDelay: 200 * time.Millisecond, MaxDelay: time.Second}
+
+const wait = 90 * time.Second
+
+// Run is the conformance suite: every kind delivers the same way.
+func Run(t *testing.T, k Kind) {
+	s := &suite{k: k}
+	s.secret(t, "hook", "token", "s3cret")
+	s.secret(t, "blank", "token", "")
+	refused := testutil.ToFloat64(webhook.Deliveries(k.Name(), "refused"))
+	stop := k.Start(t, suiteSettings)
+
+	ok := NewReceiver(t, OK)
+	k.Finish(t, "ok", ok.URL+"/hook?x=1", &v1alpha1.SecretKeyReference{Name: "hook", Key: "token"})
+	flaky := NewReceiver(t, FailFirst(2, http.StatusServiceUnavailable))
+	k.Finish(t, "flaky", flaky.URL+"/hook", nil)
+	slow := NewReceiver(t, HangFirst(1, 10*time.Second))
+	k.Finish(t, "slow", slow.URL+"/hook", nil)
+	k.Finish(t, "refused", "http://169.254.169.254/latest/meta-data", nil)
+	late := NewReceiver(t, OK)
+	k.Finish(t, "missing-secret", late.URL+"/hook", &v1alpha1.SecretKeyReference{Name: "late", Key: "token"})
+	blank := NewReceiver(t, OK)
+	k.Finish(t, "empty-secret", blank.URL+"/hook", &v1alpha1.SecretKeyReference{Name: "blank", Key: "token"})
+	redirect := NewReceiver(t, Redirect("/elsewhere"))
+	k.Finish(t, "redirect", redirect.URL+"/hook", nil)
+	downURL, listen := closedPort(t)
+	k.Finish(t, "down", downURL, nil)
+
+	t.Run("2xx", func(t *testing.T) {
+		o := s.wait(t, "ok", func(d *v1alpha1.WebhookDelivery) bool { return d.Delivered })
+		assert.Equal(t, int32(1), o.Webhook.Attempts)
+		assert.Equal(t, int32(200), o.Webhook.LastStatusCode)
+		s.condition(t, o, metav1.ConditionTrue, "Delivered")
+		got := ok.Requests()
+		require.Len(t, got, 1)
+		assert.Equal(t, "/hook", got[0].Path)
+		assert.Equal(t, string(o.UID)+"/completion", got[0].Header.Get(webhook.HeaderIdempotencyKey))
+		assert.Equal(t, k.Event(), got[0].Header.Get(webhook.HeaderEvent))
+		assert.Equal(t, "application/json", got[0].Header.Get("Content-Type"))
+		assert.True(t, webhook.Verify([]byte("s3cret"), got[0].Body, got[0].Header.Get(webhook.HeaderSignature)), "signed")
+		s.event(t, "ok", "WebhookDelivered", "delivered after 1 attempt")
+	})
+	t.Run("5xx then 2xx", func(t *testing.T) {
+		o := s.wait(t, "flaky", func(d *v1alpha1.WebhookDelivery) bool { return d.Delivered })
+		assert.Equal(t, int32(3), o.Webhook.Attempts)
+		got := flaky.Requests()
+		require.Len(t, got, 3)
+		for _, g := range got[1:] {
+			assert.Equal(t, got[0].Body, g.Body, "every attempt sends the same body")
+			assert.Equal(t, got[0].Header.Get(webhook.HeaderIdempotencyKey), g.Header.Get(webhook.HeaderIdempotencyKey))
+		}
+		assert.Empty(t, got[0].Header.Get(webhook.HeaderSignature), "no secret, no signature")
+		s.event(t, "flaky", "WebhookFailed", "receiver answered 503")
+	})
+	t.Run("timeout", func(t *testing.T) {
+		o := s.wait(t, "slow", func(d *v1alpha1.WebhookDelivery) bool { return d.Delivered })
+		assert.Equal(t, int32(2), o.Webhook.Attempts)
+		assert.Len(t, slow.Requests(), 2)
+		s.event(t, "slow", "WebhookFailed", "Timeout")
+	})
+	t.Run("refused address is terminal", func(t *testing.T) {
+		o := s.wait(t, "refused", func(d *v1alpha1.WebhookDelivery) bool { return d.GaveUp })
+		assert.Equal(t, int32(1), o.Webhook.Attempts, "no retry")
+		assert.Zero(t, o.Webhook.LastStatusCode)
+		assert.Contains(t, o.Webhook.LastError, webhook.ErrAddressRefused.Error())
+		s.condition(t, o, metav1.ConditionFalse, "GaveUp")
+		s.event(t, "refused", "WebhookGaveUp", "after 1 attempt")
+		assert.Equal(t, 1.0, testutil.ToFloat64(webhook.Deliveries(k.Name(), "refused"))-refused)
+	})
+	t.Run("missing secret", func(t *testing.T) {
+		o := s.wait(t, "missing-secret", func(d *v1alpha1.WebhookDelivery) bool { return d.Attempts >= 1 })
+		assert.Contains(t, o.Webhook.LastError, `secrets "late" not found`)
+		s.condition(t, o, metav1.ConditionFalse, "Retrying")
+		assert.Empty(t, late.Requests(), "never sent unsigned")
+		s.secret(t, "late", "token", "later")
+		s.wait(t, "missing-secret", func(d *v1alpha1.WebhookDelivery) bool { return d.Delivered })
+		got := late.Requests()
+		require.Len(t, got, 1)
+		assert.True(t, webhook.Verify([]byte("later"), got[0].Body, got[0].Header.Get(webhook.HeaderSignature)))
+	})
+	t.Run("empty secret", func(t *testing.T) {
+		o := s.wait(t, "empty-secret", func(d *v1alpha1.WebhookDelivery) bool { return d.Attempts >= 2 })
+		assert.Contains(t, o.Webhook.LastError, `key "token" of webhook secret `+k.Namespace()+`/blank is empty`)
+		assert.False(t, o.Webhook.Delivered)
+		assert.Empty(t, blank.Requests(), "never sent unsigned")
+		s.secret(t, "blank", "token", "filled")
+		s.wait(t, "empty-secret", func(d *v1alpha1.WebhookDelivery) bool { return d.Delivered })
+		got := blank.Requests()
+		require.Len(t, got, 1)
+		assert.True(t, webhook.Verify([]byte("filled"), got[0].Body, got[0].Header.Get(webhook.HeaderSignature)))
+	})
+	t.Run("redirect is not followed", func(t *testing.T) {
+		o := s.wait(t, "redirect", func(d *v1alpha1.WebhookDelivery) bool { return d.Attempts >= 2 })
+		assert.False(t, o.Webhook.Delivered)
+		assert.Equal(t, int32(302), o.Webhook.LastStatusCode)
+		for _, g := range redirect.Requests() {
+			assert.Equal(t, "/hook", g.Path)
+		}
+	})
+	t.Run("receiver down for 30s", func(t *testing.T) {
+		o := s.wait(t, "down", func(d *v1alpha1.WebhookDelivery) bool { return d.Attempts >= 1 })
+		firstFailure := o.Webhook.LastAttemptTime.Time
+		time.Sleep(time.Until(firstFailure.Add(30 * time.Second)))
+		o, err := k.Observe("down")
+		require.NoError(t, err)
+		assert.False(t, o.Webhook.Delivered)
+		assert.GreaterOrEqual(t, o.Webhook.Attempts, int32(5), "retried while down")
+		assert.Contains(t, o.Webhook.LastError, "connection refused")
+		up := listen(OK)
+		o = s.wait(t, "down", func(d *v1alpha1.WebhookDelivery) bool { return d.Delivered })
+		assert.Len(t, up.Requests(), 1)
+	})
+
+	// A manager stopped between a failed attempt and its retry: the next
+	// one waits out the backoff, sends the same delivery and stops there.
+	restart := NewReceiver(t, FailFirst(1, http.StatusServiceUnavailable))
+	k.Finish(t, "restart", restart.URL+"/hook", nil)
+	s.wait(t, "restart", func(d *v1alpha1.WebhookDelivery) bool { return d.Attempts >= 1 })
+	stop()
+	require.Len(t, restart.Requests(), 1)
+	k.Start(t, suiteSettings)
+	t.Run("manager restart mid-backoff", func(t *testing.T) {
+		o := s.wait(t, "restart", func(d *v1alpha1.WebhookDelivery) bool { return d.Delivered })
+		assert.Equal(t, int32(2), o.Webhook.Attempts)
+		got := restart.Requests()
+		require.Len(t, got, 2)
+		assert.Equal(t, got[0].Header.Get(webhook.HeaderIdempotencyKey), got[1].Header.Get(webhook.HeaderIdempotencyKey))
+		assert.Equal(t, got[0].Body, got[1].Body)
+		time.Sleep(3 * time.Second)
+		assert.Len(t, restart.Requests(), 2, "a delivered webhook is never sent again")
+		assert.Len(t, ok.Requests(), 1, "a delivered webhook is never sent again")
+		assert.Len(t, flaky.Requests(), 3, "a delivered webhook is never sent again")
+	})
+}
+
+type suite struct{ k Kind }
+
+// secret creates or replaces a Secret holding key=value.
+func (s *suite) secret(t *testing.T, name, key, value string) {
+	t.Helper()
+	obj := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: s.k.Namespace()},
+		Data:       map[string][]byte{key: []byte(value)},
+	}
+	secrets := s.k.Kube().CoreV1().Secrets(s.k.Namespace())
+	if _, err := secrets.Create(t.Context(), obj, metav1.CreateOptions{}); err == nil {
+		return
+	}
+	_, err := secrets.Update(t.Context(), obj, metav1.UpdateOptions{})
+	require.NoError(t, err)
+}
+
+func (s *suite) wait(t *testing.T, name string, done func(*v1alpha1.WebhookDelivery) bool) Observed {
+	t.Helper()
+	var o Observed
+	require.Eventually(t, func() bool {
+		got, err := s.k.Observe(name)
+		if err != nil {
+			return false
+		}
+		o = got
+		return o.Webhook != nil && done(o.Webhook)
+	}, wait, 50*time.Millisecond, "webhook of %s %s: %+v", s.k.Name(), name, o.Webhook)
+	return o
+}
+
+func (s *suite) condition(t *testing.T, o Observed, status metav1.ConditionStatus, reason string) {
+	t.Helper()
+	c := meta.FindStatusCondition(o.Conditions, webhook.ConditionDelivered)
+	require.NotNil(t, c, "WebhookDelivered condition")
+	assert.Equal(t, status, c.Status)
+	assert.Equal(t, reason, c.Reason)
+}
+
+// event waits for an Event about the object with reason and a note containing text.
+func (s *suite) event(t *testing.T, name, reason, text string) {
+	t.Helper()
+	var notes []string
+	assert.Eventually(t, func() bool {
+		list, err := s.k.Kube().EventsV1().Events(s.k.Namespace()).List(t.Context(), metav1.ListOptions{})
+		if err != nil {
+			return false
+		}
+		notes = notes[:0]
+		for _, e := range list.Items {
+			if e.Regarding.Name == name && e.Regarding.Kind == s.k.Name() && e.Reason == reason {
+				notes = append(notes, e.Note)
+			}
+		}
+		return slices.ContainsFunc(notes, func(n string) bool { return strings.Contains(n, text) })
+	}, wait, 100*time.Millisecond, "%s Event of %s %s containing %q: %q", reason, s.k.Name(), name, text, notes)
+}
+
+// closedPort returns a receiver URL nothing listens on, and a function that
+// starts a receiver there.
+func closedPort(t *testing.T) (string, func(Handler) *Receiver) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	return "http://" + addr + "/hook", func(h Handler) *Receiver {
+		ln, err := net.Listen("tcp", addr)
+		require.NoError(t, err)
+		return NewReceiverOn(t, ln, h)
+	}
+}

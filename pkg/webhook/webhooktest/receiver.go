@@ -1,0 +1,137 @@
+// Package webhooktest holds the completion-webhook conformance suite that
+// every kind delivered by pkg/webhook must pass, and its test receiver.
+package webhooktest
+
+import (
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Got is one request a Receiver got.
+type Got struct {
+	Path   string
+	Header http.Header
+	Body   []byte
+}
+
+// Handler answers the n-th request (from 0) of a Receiver.
+type Handler func(n int, w http.ResponseWriter, r *http.Request)
+
+// Receiver is a webhook receiver on loopback that records what it gets.
+type Receiver struct {
+	URL    string
+	handle Handler
+
+	mu  sync.Mutex
+	got []Got
+}
+
+// NewReceiver serves handle on a fresh loopback port until the test ends.
+func NewReceiver(t *testing.T, handle Handler) *Receiver {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("listen: %v", err)
+	}
+	return NewReceiverOn(t, ln, handle)
+}
+
+// NewReceiverOn serves handle on ln until the test ends.
+func NewReceiverOn(t *testing.T, ln net.Listener, handle Handler) *Receiver {
+	r := &Receiver{handle: handle}
+	srv := httptest.NewUnstartedServer(r)
+	_ = srv.Listener.Close()
+	srv.Listener = ln
+	srv.Start()
+	t.Cleanup(srv.Close)
+	r.URL = srv.URL
+	return r
+}
+
+// ServeHTTP records the request, then lets the handler answer.
+func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	body, _ := io.ReadAll(req.Body)
+	r.mu.Lock()
+	n := len(r.got)
+	r.got = append(r.got, Got{Path: req.URL.Path, Header: req.Header.Clone(), Body: body})
+	r.mu.Unlock()
+	r.handle(n, w, req)
+}
+
+// Requests returns what the receiver got so far.
+func (r *Receiver) Requests() []Got {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]Got(nil), r.got...)
+}
+
+// OK answers 204 to every request.
+func OK(int, http.ResponseWriter, *http.Request) {}
+
+// FailFirst answers the first n requests with status, then 200.
+func FailFirst(n, status int) Handler {
+	return func(i int, w http.ResponseWriter, _ *http.Request) {
+		if i < n {
+			w.WriteHeader(status)
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	}
+}
+
+// HangFirst holds the first n requests for d (or until the sender gives up),
+// then answers 200.
+func HangFirst(n int, d time.Duration) Handler {
+	return func(i int, w http.ResponseWriter, r *http.Request) {
+		if i < n {
+			select {
+			case <-time.After(d):
+			case <-r.Context().Done():
+			}
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	}
+}
+
+// Redirect answers every request with a 302 to path.
+func Redirect(path string) Handler {
+	return func(_ int, w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, path, http.StatusFound)
+	}
+}
+
+// BlackHole accepts connections on a loopback port and never answers; it
+// returns the receiver's URL. Connections close when the test ends.
+func BlackHole(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("listen: %v", err)
+	}
+	var mu sync.Mutex
+	var conns []net.Conn
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		_ = ln.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			_ = c.Close()
+		}
+	})
+	return "http://" + ln.Addr().String() + "/hook"
+}

@@ -1,0 +1,238 @@
+//go:build chaos
+
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	batchv1 "k8s.io/api/batch/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+
+	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
+	"opsnorth.io/scheduler/pkg/bench"
+	"opsnorth.io/scheduler/pkg/webhook/webhooktest"
+	"opsnorth.io/scheduler/pkg/workflows"
+)
+
+// Shape of the black-hole drill (issue #13): 400 tasks whose webhook never
+// answers beside 100 normal tasks and 20 five-step workflows.
+const (
+	holeTasks     = 400
+	holeNormal    = 100
+	holeWorkflows = 20
+	holeSteps     = 5
+	// holeSlack absorbs the timer and scheduling noise of two single runs on
+	// a loaded 2-core machine; a delivery that held reconcile workers would
+	// add the 10 s webhook timeout.
+	holeSlack = 250 * time.Millisecond
+)
+
+// TestWebhookBlackHole runs the same mix twice: once with the 400 extra
+// tasks' webhooks answered, once with them pointed at a receiver that
+// accepts connections and never answers. The normal tasks' create → Job
+// created p99 and the workflows' step hop p99 stay within 1.2× (plus
+// holeSlack) of the answered run, and every normal webhook is delivered.
+func TestWebhookBlackHole(t *testing.T) {
+	requireCluster(t)
+	const drill = "webhook_black_hole"
+	rcv := newReceiver(t)
+	rcv.up(t)
+	control := runMix(t, "hole-ctl", rcv, "")
+	holed := runMix(t, "hole", rcv, webhooktest.BlackHole(t))
+	record(t, drill, "control", control)
+	record(t, drill, "black_hole", holed)
+	jobRatio := holed.JobCreate.P99Ms / control.JobCreate.P99Ms
+	hopRatio := holed.Hop.P99Ms / control.Hop.P99Ms
+	record(t, drill, "job_create_p99_ratio", jobRatio)
+	record(t, drill, "hop_p99_ratio", hopRatio)
+	t.Logf("create→Job p99 %.0f ms vs %.0f ms (%.2f×); hop p99 %.0f ms vs %.0f ms (%.2f×)",
+		holed.JobCreate.P99Ms, control.JobCreate.P99Ms, jobRatio, holed.Hop.P99Ms, control.Hop.P99Ms, hopRatio)
+	slack := float64(holeSlack.Milliseconds())
+	assert.LessOrEqual(t, holed.JobCreate.P99Ms, 1.2*control.JobCreate.P99Ms+slack, "normal tasks' create → Job created p99 (ms)")
+	assert.LessOrEqual(t, holed.Hop.P99Ms, 1.2*control.Hop.P99Ms+slack, "workflows' step hop p99 (ms)")
+	for _, m := range []mixOutcome{control, holed} {
+		assert.Equal(t, m.Webhooks.Expected, m.Webhooks.Delivered, "every normal webhook delivered")
+		assert.Equal(t, holeNormal, m.JobCreate.N, "a Job for every normal task")
+		assert.Equal(t, holeWorkflows*(holeSteps-1), m.Hop.N, "every hop seen")
+	}
+}
+
+// mixOutcome is what one run of the mix came to, latencies in milliseconds.
+type mixOutcome struct {
+	JobCreate bench.Dist `json:"normalTaskCreateToJob"`
+	Hop       bench.Dist `json:"workflowStepHop"`
+	Webhooks  deliveries `json:"normalWebhooks"`
+	Seconds   float64    `json:"secondsToAllDelivered"`
+}
+
+// runMix creates the mix at once with 8 clients, the extra tasks first,
+// waits for every normal task and workflow to end with its webhook
+// delivered, then deletes the run. hole == "" answers the extra tasks'
+// webhooks too.
+func runMix(t *testing.T, run string, rcv *receiver, hole string) mixOutcome {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	cs := schedulerClient(t)
+	st := watchStamps(ctx, t)
+	meta := func(name string) metav1.ObjectMeta {
+		return metav1.ObjectMeta{Namespace: taskNamespace, Name: name, Labels: map[string]string{runLabel: run}}
+	}
+	task := func(name, url string) v1alpha1.AgentTaskSpec {
+		return v1alpha1.AgentTaskSpec{TaskID: name, UserID: "chaos", Image: "ghcr.io/opsnorth/agent:chaos",
+			Input: map[string]string{"KWOK_DELAY": "1s"}, WebhookURL: url}
+	}
+	var jobs []func(context.Context) error
+	var paths, normal []string
+	for i := range holeTasks {
+		name := fmt.Sprintf("%s-x%03d", run, i)
+		url := rcv.url("/extra/" + name)
+		if hole != "" {
+			url = hole
+		}
+		jobs = append(jobs, func(ctx context.Context) error {
+			_, err := cs.SchedulerV1alpha1().AgentTasks(taskNamespace).Create(ctx, &v1alpha1.AgentTask{ObjectMeta: meta(name), Spec: task(name, url)}, metav1.CreateOptions{})
+			return err
+		})
+	}
+	var wfs []string
+	var rest []func(context.Context) error
+	for i := range holeNormal {
+		name := fmt.Sprintf("%s-n%03d", run, i)
+		normal, paths = append(normal, name), append(paths, "/tasks/"+name)
+		rest = append(rest, func(ctx context.Context) error {
+			st.mark(name, "created", time.Now())
+			_, err := cs.SchedulerV1alpha1().AgentTasks(taskNamespace).Create(ctx, &v1alpha1.AgentTask{ObjectMeta: meta(name), Spec: task(name, rcv.url("/tasks/"+name))}, metav1.CreateOptions{})
+			return err
+		})
+	}
+	var wfJobs []func(context.Context) error
+	for i := range holeWorkflows {
+		name := fmt.Sprintf("%s-w%02d", run, i)
+		wfs, paths = append(wfs, name), append(paths, "/workflows/"+name)
+		steps := make([]v1alpha1.WorkflowStep, holeSteps)
+		for s := range steps {
+			steps[s] = v1alpha1.WorkflowStep{Name: fmt.Sprintf("s%d", s), Image: "ghcr.io/opsnorth/agent:chaos", Input: map[string]string{"KWOK_DELAY": "1s"}}
+		}
+		wfJobs = append(wfJobs, func(ctx context.Context) error {
+			_, err := cs.SchedulerV1alpha1().Workflows(taskNamespace).Create(ctx, &v1alpha1.Workflow{
+				ObjectMeta: meta(name), Spec: v1alpha1.WorkflowSpec{UserID: "chaos", Steps: steps, WebhookURL: rcv.url("/workflows/" + name)},
+			}, metav1.CreateOptions{})
+			return err
+		})
+	}
+	jobs = append(jobs, interleave(rest, wfJobs)...)
+	start := time.Now()
+	parallel(t, len(jobs), func(i int) error { return retryCreate(ctx, jobs[i]) })
+
+	var o mixOutcome
+	require.Eventually(t, func() bool {
+		o.Webhooks = rcv.count(paths)
+		return o.Webhooks.Delivered == o.Webhooks.Expected
+	}, 5*time.Minute, 500*time.Millisecond, "run %s: normal webhooks delivered: %+v", run, o.Webhooks)
+	o.Seconds = time.Since(start).Seconds()
+	o.JobCreate = bench.Summarize(st.between(normal, "created", "job"))
+	var hops []time.Duration
+	for _, wf := range wfs {
+		for s := 1; s < holeSteps; s++ {
+			prev := workflows.TaskName(wf, fmt.Sprintf("s%d", s-1), 0)
+			next := workflows.TaskName(wf, fmt.Sprintf("s%d", s), 0)
+			if a, ok := st.get(prev, "succeeded"); ok {
+				if b, ok := st.get(next, "task"); ok {
+					hops = append(hops, b.Sub(a))
+				}
+			}
+		}
+	}
+	o.Hop = bench.Summarize(hops)
+	sel := metav1.ListOptions{LabelSelector: runLabel + "=" + run}
+	bg := metav1.DeletePropagationBackground
+	del := metav1.DeleteOptions{PropagationPolicy: &bg}
+	require.NoError(t, cs.SchedulerV1alpha1().Workflows(taskNamespace).DeleteCollection(t.Context(), del, sel))
+	require.NoError(t, cs.SchedulerV1alpha1().AgentTasks(taskNamespace).DeleteCollection(t.Context(), del, sel))
+	return o
+}
+
+// stampSet records when a watch first showed each object in a stage.
+type stampSet struct {
+	mu sync.Mutex
+	m  map[string]time.Time
+}
+
+func (s *stampSet) mark(name, stage string, at time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.m[name+"/"+stage]; !ok {
+		s.m[name+"/"+stage] = at
+	}
+}
+
+func (s *stampSet) get(name, stage string) (time.Time, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	at, ok := s.m[name+"/"+stage]
+	return at, ok
+}
+
+func (s *stampSet) between(names []string, from, to string) []time.Duration {
+	var out []time.Duration
+	for _, n := range names {
+		a, okA := s.get(n, from)
+		b, okB := s.get(n, to)
+		if okA && okB {
+			out = append(out, b.Sub(a))
+		}
+	}
+	return out
+}
+
+// watchStamps watches the task namespace's AgentTasks and Jobs until ctx
+// ends, stamping "task" (first seen), "succeeded" and "job" (its Job first
+// seen, by the task's name).
+func watchStamps(ctx context.Context, t *testing.T) *stampSet {
+	t.Helper()
+	st := &stampSet{m: map[string]time.Time{}}
+	tw, err := schedulerClient(t).SchedulerV1alpha1().AgentTasks(taskNamespace).Watch(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	kube, err := kubernetes.NewForConfig(cluster.Config)
+	require.NoError(t, err)
+	jw, err := kube.BatchV1().Jobs(taskNamespace).Watch(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	go drain(ctx, tw, func(e watch.Event, now time.Time) {
+		if at, ok := e.Object.(*v1alpha1.AgentTask); ok {
+			st.mark(at.Name, "task", now)
+			if at.Status.Phase == v1alpha1.TaskSucceeded {
+				st.mark(at.Name, "succeeded", now)
+			}
+		}
+	})
+	go drain(ctx, jw, func(e watch.Event, now time.Time) {
+		if job, ok := e.Object.(*batchv1.Job); ok {
+			st.mark(job.Name, "job", now)
+		}
+	})
+	return st
+}
+
+func drain(ctx context.Context, w watch.Interface, fn func(watch.Event, time.Time)) {
+	defer w.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case e, ok := <-w.ResultChan():
+			if !ok {
+				return
+			}
+			fn(e, time.Now())
+		}
+	}
+}
