@@ -75,7 +75,8 @@ func hashOf(u *unstructured.Unstructured) (string, error) {
 
 // contains reports whether every field of want is in got with the same
 // value: the live object may carry defaults and others' fields, but drift in
-// a field the manager sets shows. Empty wanted values match missing ones.
+// a field the manager sets shows. An empty wanted map or list matches a
+// missing one; a wanted null matches anything.
 func contains(got, want any, top bool) bool {
 	switch w := want.(type) {
 	case map[string]any:

@@ -192,18 +192,20 @@ func TestTiers(t *testing.T) {
 	assert.Equal(t, "service app: 5 replicas exceed the free tier's maximum of 2", got.Status.LastError)
 	assert.Contains(t, condition(got, v1alpha1.ConditionStalled), "True/TierLimitExceeded")
 
-	// The phase gauge counts this manager's deployments from its cache,
-	// which may not show yet the statuses the test read from the API server;
-	// errors count by reason (before the status write).
+	// The phase gauge counts this manager's deployments from its cache (it
+	// runs without leader election, so it leads), which may not show yet the
+	// statuses the test read from the API server; errors count by reason
+	// (before the status write).
 	assert.EventuallyWithT(t, func(c *assert.CollectT) {
 		assert.Equal(c, map[string]float64{"pending": 0, "provisioning": 1, "ready": 0, "stopped": 0, "error": 2, "deleting": 0, "deleted": 0},
-			gauge(t, "opsnorth_userdeployments", "phase"))
+			metricByLabel(t, "opsnorth_userdeployments", "phase"))
 	}, wait, 200*time.Millisecond)
-	assert.GreaterOrEqual(t, gauge(t, "opsnorth_userdeployment_reconcile_errors_total", "reason")["UnknownTier"], 1.0)
+	assert.GreaterOrEqual(t, metricByLabel(t, "opsnorth_userdeployment_reconcile_errors_total", "reason")["UnknownTier"], 1.0)
 }
 
-// gauge reads a metric family from the in-process registry by one label.
-func gauge(t *testing.T, name, label string) map[string]float64 {
+// metricByLabel reads a gauge or counter family from the in-process registry
+// by one label.
+func metricByLabel(t *testing.T, name, label string) map[string]float64 {
 	t.Helper()
 	families, err := metrics.Registry.Gather()
 	require.NoError(t, err)

@@ -20,7 +20,8 @@ import (
 	"opsnorth.io/scheduler/pkg/labels"
 )
 
-// errWaiting asks for a quick retry while deleted children disappear.
+// waitingError asks for a quick retry (retryWaiting) while deleted objects
+// disappear: children just deleted, or a terminating namespace.
 type waitingError struct{ what string }
 
 func (e *waitingError) Error() string { return "waiting for " + e.what + " to disappear" }
@@ -34,7 +35,7 @@ func (r *Reconciler) deleteChildren(ctx context.Context, s *scope) (bool, error)
 	}
 	deleted := 0
 	for _, gvk := range render.AppKinds {
-		objs, err := r.liveList(ctx, gvk, s.status.Namespace, ownedBy(s.ud))
+		objs, err := r.liveList(ctx, gvk, s.status.Namespace, appChildSelector(s.ud))
 		if err != nil {
 			return true, err
 		}
@@ -85,7 +86,7 @@ func (r *Reconciler) releaseNamespace(ctx context.Context, s *scope) (bool, erro
 	}
 	var ns metav1.PartialObjectMetadata
 	ns.SetGroupVersionKind(render.GVKNamespace)
-	if err := r.apiReader.Get(ctx, clientKey("", name), &ns); err != nil {
+	if err := r.apiReader.Get(ctx, client.ObjectKey{Name: name}, &ns); err != nil {
 		if apierrors.IsNotFound(err) {
 			return false, nil
 		}
@@ -135,7 +136,7 @@ func (r *Reconciler) deleteObject(ctx context.Context, gvk schema.GroupVersionKi
 	obj.SetGroupVersionKind(gvk)
 	obj.SetNamespace(namespace)
 	obj.SetName(name)
-	if err := r.client.Delete(ctx, &obj, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil && !apierrors.IsNotFound(err) {
+	if err := client.IgnoreNotFound(r.client.Delete(ctx, &obj, client.PropagationPolicy(metav1.DeletePropagationBackground))); err != nil {
 		return fmt.Errorf("delete %s %s/%s: %w", gvk.Kind, namespace, name, err)
 	}
 	return nil
@@ -163,17 +164,15 @@ func (r *Reconciler) appKinds() []schema.GroupVersionKind {
 	return out
 }
 
-func ownedBy(ud *v1alpha1.UserDeployment) k8slabels.Selector {
+// appChildSelector selects the children labelled with ud's key (its label
+// form); callers also check the owner annotation, which holds the full key.
+func appChildSelector(ud *v1alpha1.UserDeployment) k8slabels.Selector {
 	return k8slabels.SelectorFromSet(k8slabels.Set{labels.UserDeployment: render.KeyLabel(render.Key(ud))})
-}
-
-func clientKey(namespace, name string) client.ObjectKey {
-	return client.ObjectKey{Namespace: namespace, Name: name}
 }
 
 func (r *Reconciler) getDeployment(ctx context.Context, namespace, name string) (*appsv1.Deployment, error) {
 	var d appsv1.Deployment
-	if err := r.client.Get(ctx, clientKey(namespace, name), &d); err != nil {
+	if err := r.client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &d); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil, nil
 		}

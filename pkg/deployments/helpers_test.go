@@ -12,6 +12,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -165,11 +166,11 @@ func nested(u *unstructured.Unstructured, path ...string) any {
 	return v
 }
 
+// condition is "<status>/<reason>: <message>" of a condition, "" when absent.
 func condition(ud *v1alpha1.UserDeployment, t string) string {
-	for _, c := range ud.Status.Conditions {
-		if c.Type == t {
-			return fmt.Sprintf("%s/%s: %s", c.Status, c.Reason, c.Message)
-		}
+	c := meta.FindStatusCondition(ud.Status.Conditions, t)
+	if c == nil {
+		return ""
 	}
-	return ""
+	return fmt.Sprintf("%s/%s: %s", c.Status, c.Reason, c.Message)
 }

@@ -8,6 +8,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 	"opsnorth.io/scheduler/pkg/conditions"
@@ -39,7 +40,8 @@ func (r *Reconciler) resolveTemplate(_ context.Context, s *scope) (bool, error) 
 	return false, nil
 }
 
-// resolveTier picks the tier and checks the replica counts against it.
+// resolveTier picks the tier and checks the replica counts and container
+// resources against it.
 func (r *Reconciler) resolveTier(_ context.Context, s *scope) (bool, error) {
 	t, err := r.cfg.Tiers.Get(s.ud.Spec.Tier)
 	if err != nil {
@@ -135,7 +137,7 @@ func (r *Reconciler) ensureNamespace(ctx context.Context, s *scope) (bool, error
 	if live == nil {
 		var ns metav1.PartialObjectMetadata
 		ns.SetGroupVersionKind(render.GVKNamespace)
-		err := r.apiReader.Get(ctx, clientKey("", name), &ns)
+		err := r.apiReader.Get(ctx, client.ObjectKey{Name: name}, &ns)
 		switch {
 		case err == nil:
 			created = ns.Annotations[render.AnnotationCreatedNamespace] != ""
@@ -204,7 +206,7 @@ func (r *Reconciler) pruneChildren(ctx context.Context, s *scope) (bool, error) 
 		keep[c.GVK.Kind+"/"+c.Name] = true
 	}
 	for _, gvk := range r.appKinds() {
-		objs, err := r.reader.list(ctx, gvk, s.status.Namespace, ownedBy(s.ud))
+		objs, err := r.reader.list(ctx, gvk, s.status.Namespace, appChildSelector(s.ud))
 		if err != nil {
 			return true, err
 		}

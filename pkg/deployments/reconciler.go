@@ -7,11 +7,13 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 	schedacv1alpha1 "opsnorth.io/scheduler/generated/applyconfiguration/scheduler/v1alpha1"
@@ -46,8 +48,11 @@ type scope struct {
 	app    *render.App
 	// wrote is set when a child was applied or deleted.
 	wrote bool
-	// desired are the children applied this time.
+	// desired are this reconcile's desired children, whether they needed a
+	// write or were already in place.
 	desired []render.Child
+	// failed is the reason this reconcile set phase error with, if it did.
+	failed string
 	// gone is set once the finalizer was removed: no status to write.
 	gone bool
 }
@@ -80,18 +85,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		phases = []phase{r.ensureFinalizer, r.resolveTemplate, r.resolveTier, r.checkDependencies,
 			r.checkHosts, r.ensureNamespace, r.applyChildren, r.pruneChildren, r.observe}
 	}
-	var result ctrl.Result
-	var runErr error
-	for _, p := range phases {
-		stop, err := p(ctx, s)
-		if err != nil {
-			result, runErr = r.onError(ctx, s, err)
-			break
-		}
-		if stop {
-			break
-		}
-	}
+	result, runErr := r.runPhases(ctx, s, phases)
 	if s.gone {
 		return result, runErr
 	}
@@ -105,19 +99,38 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	if runErr == nil && s.status.Phase == v1alpha1.PhaseError {
 		// Stalled on a host conflict: the holder may let go.
-		if c := findCondition(s.status.Conditions, ConditionIngressReady); c != nil && c.Reason == ReasonHostConflict {
+		if c := meta.FindStatusCondition(s.status.Conditions, ConditionIngressReady); c != nil && c.Reason == ReasonHostConflict {
 			result.RequeueAfter = time.Minute
 		}
 	}
 	return result, runErr
 }
 
+// runPhases runs phases in order until one stops or fails, then counts the
+// reconcile if it ended in phase error.
+func (r *Reconciler) runPhases(ctx context.Context, s *scope, phases []phase) (ctrl.Result, error) {
+	var result ctrl.Result
+	var runErr error
+	for _, p := range phases {
+		stop, err := p(ctx, s)
+		if err != nil {
+			result, runErr = r.onError(ctx, s, err)
+			break
+		}
+		if stop {
+			break
+		}
+	}
+	if s.failed != "" {
+		reconcileErrors.WithLabelValues(s.failed).Inc()
+	}
+	return result, runErr
+}
+
 // ensureFinalizer adds the cleanup finalizer with server-side apply.
 func (r *Reconciler) ensureFinalizer(ctx context.Context, s *scope) (bool, error) {
-	for _, f := range s.ud.Finalizers {
-		if f == Finalizer {
-			return false, nil
-		}
+	if controllerutil.ContainsFinalizer(s.ud, Finalizer) {
+		return false, nil
 	}
 	ac := schedacv1alpha1.UserDeployment(s.ud.Name, s.ud.Namespace).WithUID(s.ud.UID).WithFinalizers(Finalizer)
 	updated, err := r.clientset.SchedulerV1alpha1().UserDeployments(s.ud.Namespace).Apply(ctx, ac,
@@ -132,14 +145,7 @@ func (r *Reconciler) ensureFinalizer(ctx context.Context, s *scope) (bool, error
 
 // removeFinalizer lets a deleted UserDeployment go once its children are gone.
 func (r *Reconciler) removeFinalizer(ctx context.Context, s *scope) (bool, error) {
-	if s.ud.DeletionTimestamp == nil {
-		return false, nil
-	}
-	has := false
-	for _, f := range s.ud.Finalizers {
-		has = has || f == Finalizer
-	}
-	if !has {
+	if s.ud.DeletionTimestamp == nil || !controllerutil.ContainsFinalizer(s.ud, Finalizer) {
 		return false, nil
 	}
 	ac := schedacv1alpha1.UserDeployment(s.ud.Name, s.ud.Namespace).WithUID(s.ud.UID)

@@ -19,7 +19,8 @@ import (
 
 // Setup registers the UserDeployment controller with deps.Manager: it
 // watches UserDeployments and DeploymentTemplates through the generated
-// informers, and the children through label-filtered caches.
+// informers, and the children through label-filtered caches. It also adds
+// the phase gauge, which reports once this replica is elected.
 func Setup(_ context.Context, deps *manager.Deps, cfg Config) error {
 	mgr := deps.Manager
 	caps, resources, err := discover(mgr.GetRESTMapper())
@@ -51,7 +52,7 @@ func Setup(_ context.Context, deps *manager.Deps, cfg Config) error {
 		now:       time.Now,
 	}
 	r.apply = &applier{client: mgr.GetClient(), reader: r.reader, owner: deps.FieldOwner}
-	registerMetrics(r)
+	registerMetrics()
 
 	// One controller per manager; a process may run several managers one
 	// after another (tests restart it), so the global name check is skipped.
@@ -75,6 +76,9 @@ func Setup(_ context.Context, deps *manager.Deps, cfg Config) error {
 	}
 	if err := b.Complete(r); err != nil {
 		return fmt.Errorf("build userdeployment controller: %w", err)
+	}
+	if err := mgr.Add(phaseReporter{gauge: phases, r: r}); err != nil {
+		return fmt.Errorf("add phase gauge: %w", err)
 	}
 	ctrl.Log.WithName("deployments").Info("optional CRDs", "ingressRoute", caps.IngressRoute,
 		"externalSecret", caps.ExternalSecret, "serviceMonitor", caps.ServiceMonitor)

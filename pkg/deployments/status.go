@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -73,13 +74,16 @@ func (s *scope) summarize(p v1alpha1.DeploymentPhase, state conditions.State, re
 	conditions.SetSummary(&s.status.Conditions, s.ud.Generation, state, reason, msg)
 }
 
+// fail sets phase error with reason and msg, and remembers the reason for
+// the reconcile's error count.
 func (s *scope) fail(state conditions.State, reason, msg string) {
 	s.summarize(v1alpha1.PhaseError, state, reason, msg)
 	s.status.LastError = msg
-	reconcileErrors.WithLabelValues(reason).Inc()
+	s.failed = reason
 }
 
-// onError records err in the status and decides how to retry.
+// onError records err in the status (a wait for deleted objects is only
+// logged) and decides how to retry.
 func (r *Reconciler) onError(ctx context.Context, s *scope, err error) (ctrl.Result, error) {
 	var st *stalledError
 	var conflict *ConflictError
@@ -102,10 +106,6 @@ func (r *Reconciler) onError(ctx context.Context, s *scope, err error) (ctrl.Res
 		s.fail(conditions.InProgress, ReasonReconcileError, err.Error())
 		return ctrl.Result{}, err
 	}
-}
-
-func findCondition(conds []metav1.Condition, t string) *metav1.Condition {
-	return meta.FindStatusCondition(conds, t)
 }
 
 // writeStatus applies the status when it differs from the cached one and
@@ -139,18 +139,18 @@ func (r *Reconciler) writeStatus(ctx context.Context, old *v1alpha1.UserDeployme
 }
 
 func (r *Reconciler) phaseChanged(old *v1alpha1.UserDeployment, s *scope) {
-	eventType, note := "Normal", fmt.Sprintf("phase %s", s.status.Phase)
-	if c := findCondition(s.status.Conditions, v1alpha1.ConditionReady); c != nil {
+	eventType, note := corev1.EventTypeNormal, fmt.Sprintf("phase %s", s.status.Phase)
+	if c := meta.FindStatusCondition(s.status.Conditions, v1alpha1.ConditionReady); c != nil {
 		note = fmt.Sprintf("phase %s: %s", s.status.Phase, c.Message)
 	}
 	if s.status.Phase == v1alpha1.PhaseError {
-		eventType = "Warning"
+		eventType = corev1.EventTypeWarning
 	}
 	phase := string(s.status.Phase)
 	r.recorder.Eventf(s.ud, nil, eventType, "Phase"+strings.ToUpper(phase[:1])+phase[1:], "Reconcile", "%s", note)
 	if s.status.Phase == v1alpha1.PhaseReady {
 		since := old.CreationTimestamp.Time
-		if c := findCondition(old.Status.Conditions, v1alpha1.ConditionReady); c != nil && c.Status == metav1.ConditionFalse {
+		if c := meta.FindStatusCondition(old.Status.Conditions, v1alpha1.ConditionReady); c != nil && c.Status == metav1.ConditionFalse {
 			since = c.LastTransitionTime.Time
 		}
 		timeToReady.Observe(r.now().Sub(since).Seconds())

@@ -7,18 +7,17 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 	"opsnorth.io/scheduler/pkg/deployments/render"
 	"opsnorth.io/scheduler/pkg/labels"
 )
 
-func request(ud *v1alpha1.UserDeployment) reconcile.Request {
-	return reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ud.Namespace, Name: ud.Name}}
+func request(obj client.Object) reconcile.Request {
+	return reconcile.Request{NamespacedName: client.ObjectKeyFromObject(obj)}
 }
 
 // mapUserDeployment enqueues the deployment itself and those that depend on it.
 func (r *Reconciler) mapUserDeployment(_ context.Context, obj client.Object) []reconcile.Request {
-	out := []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}}}
+	out := []reconcile.Request{request(obj)}
 	for _, ud := range r.byIndex(indexDependsOn, obj.GetNamespace()+"/"+obj.GetName()) {
 		out = append(out, request(ud))
 	}

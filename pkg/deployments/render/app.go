@@ -95,7 +95,8 @@ func Replicas(ud *v1alpha1.UserDeployment, svc v1alpha1.TemplateService) *int32 
 	return &one
 }
 
-// CheckTier refuses replica counts above the tier's maximum.
+// CheckTier refuses replica counts, and container requests or limits, above
+// the tier's maximums.
 func CheckTier(ud *v1alpha1.UserDeployment, services []v1alpha1.TemplateService, t tiers.Tier) error {
 	if as := ud.Spec.Autoscaling; as != nil && as.MaxReplicas > t.MaxReplicas {
 		return fmt.Errorf("autoscaling.maxReplicas %d exceeds the %s tier's maximum of %d", as.MaxReplicas, ud.Spec.Tier, t.MaxReplicas)

@@ -27,7 +27,9 @@ var (
 	GVKServiceMonitor = schema.GroupVersionKind{Group: "monitoring.coreos.com", Version: "v1", Kind: "ServiceMonitor"}
 )
 
-// AppKinds are the kinds of a UserDeployment's own children, in apply order.
+// AppKinds are the kinds of a UserDeployment's own children; the per-user
+// namespace, quota and limit range are not among them. Children returns them
+// in apply order.
 var AppKinds = []schema.GroupVersionKind{
 	GVKConfigMap, GVKExternalSecret, GVKPVC, GVKDeployment, GVKService, GVKHPA,
 	GVKServiceMonitor, GVKIngressRoute, GVKIngress, GVKNetworkPolicy,

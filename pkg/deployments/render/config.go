@@ -10,8 +10,7 @@ import (
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 )
 
-// EnvConfigMapName, FilesConfigMapName and SecretName name a service's
-// environment and file ConfigMaps and the app's synced Secret.
+// EnvConfigMapName names the ConfigMap of a service's environment variables.
 func EnvConfigMapName(ud *v1alpha1.UserDeployment, service string) string {
 	return Name(ud.Name, service, "env")
 }

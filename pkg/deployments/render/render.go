@@ -1,9 +1,12 @@
 package render
 
-// Children returns every child of a running or stopped app, in apply order
-// (configuration before workloads, workloads before routes). Kinds whose CRD
-// is missing are left out; secrets without the ExternalSecret CRD are an
-// error because the pods would reference a Secret nobody creates.
+// Children returns every child of a running or stopped app, in apply order:
+// the ExternalSecret, then per service its ConfigMaps, PVC, Deployment,
+// Service, HPA and ServiceMonitor, then the routes and the NetworkPolicy
+// (each service's configuration before its workload, workloads before
+// routes). A ServiceMonitor without its CRD is left out and a route without
+// the IngressRoute CRD is an Ingress; secrets without the ExternalSecret CRD
+// are an error because the pods would reference a Secret nobody creates.
 func Children(a *App, o Options, caps Capabilities) ([]Child, error) {
 	var out []Child
 	if len(a.UD.Spec.Secrets) > 0 {

@@ -21,7 +21,7 @@ const (
 	dataVolume  = "data"
 )
 
-// WorkloadName names a service's Deployment, Service, HPA and routes.
+// WorkloadName names a service's Deployment, Service, HPA, ServiceMonitor and routes.
 func WorkloadName(ud *v1alpha1.UserDeployment, service string) string { return Name(ud.Name, service) }
 
 // PVCName names a service's volume claim.

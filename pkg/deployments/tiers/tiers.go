@@ -37,7 +37,7 @@ type Tier struct {
 	DefaultRequest corev1.ResourceList `json:"defaultRequest,omitempty"`
 	// DefaultLimit are container limits when a template leaves them out.
 	DefaultLimit corev1.ResourceList `json:"defaultLimit,omitempty"`
-	// Max are the largest limits a container may set.
+	// Max are the largest requests and limits a container may set.
 	Max corev1.ResourceList `json:"max,omitempty"`
 	// MaxReplicas is the most pods one service may run (replicas or
 	// autoscaling.maxReplicas).
