@@ -143,8 +143,8 @@ func intern(s string) string {
 	return c
 }
 
-// trimJob keeps a Job's identity, owners, task label and the status fields
-// the phase is computed from.
+// trimJob keeps a Job's identity, owners (no labels: trimMeta) and the
+// status fields the phase is computed from.
 func trimJob(obj any) (any, error) {
 	job, ok := obj.(*batchv1.Job)
 	if !ok {
@@ -189,8 +189,8 @@ func trimMeta(m *metav1.ObjectMeta) {
 	}
 }
 
-// trimPod keeps a pod's identity, labels, owners and the parts of its status
-// the phase is computed from.
+// trimPod keeps a pod's identity, owners (no labels: trimMeta) and the parts
+// of its status the phase is computed from.
 func trimPod(obj any) (any, error) {
 	pod, ok := obj.(*corev1.Pod)
 	if !ok {

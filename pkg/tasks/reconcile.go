@@ -188,7 +188,7 @@ func (r *Reconciler) observePod(ctx context.Context, s *scope) error {
 		if err := r.client.List(ctx, pods, client.InNamespace(job.Namespace), client.MatchingFields{podJobIndex: job.Name}); err != nil {
 			return errorf(errAPIRead, "list pods of job %s: %w", job.Name, err)
 		}
-		if s.obs.Pod = newestPod(ownedBy(pods.Items, job)); s.obs.Pod != nil || s.task.Status.PodName == "" {
+		if s.obs.Pod = newestPod(podsOf(pods.Items, job)); s.obs.Pod != nil || s.task.Status.PodName == "" {
 			return nil
 		}
 	}
@@ -225,10 +225,11 @@ func (r *Reconciler) livePod(ctx context.Context, task *v1alpha1.AgentTask, job 
 		client.MatchingLabels{labels.AgentTask: task.Name}); err != nil {
 		return nil, errorf(errAPIRead, "list pods of job %s: %w", job.Name, err)
 	}
-	return newestPod(ownedBy(live.Items, job)), nil
+	return newestPod(podsOf(live.Items, job)), nil
 }
 
-func ownedBy(pods []corev1.Pod, job *batchv1.Job) []corev1.Pod {
+// podsOf returns the pods that job controls.
+func podsOf(pods []corev1.Pod, job *batchv1.Job) []corev1.Pod {
 	out := pods[:0:0]
 	for _, p := range pods {
 		if metav1.IsControlledBy(&p, job) {

@@ -60,14 +60,15 @@ type outcome struct {
 func ComputeStatus(task *v1alpha1.AgentTask, obs Observation) v1alpha1.AgentTaskStatus {
 	st := *task.Status.DeepCopy()
 	if !st.Phase.IsTerminal() {
-		observe(&st, task, obs)
+		applyObservation(&st, task, obs)
 	}
 	st.ObservedGeneration = task.Generation
 	summarize(&st, task)
 	return st
 }
 
-func observe(st *v1alpha1.AgentTaskStatus, task *v1alpha1.AgentTask, obs Observation) {
+// applyObservation moves a non-terminal status to what obs shows.
+func applyObservation(st *v1alpha1.AgentTaskStatus, task *v1alpha1.AgentTask, obs Observation) {
 	if obs.Job != nil {
 		st.JobName = obs.Job.Name
 	}

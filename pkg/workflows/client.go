@@ -29,9 +29,9 @@ func deleteOptions(uid types.UID) metav1.DeleteOptions {
 	return metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}, PropagationPolicy: &bg}
 }
 
-// observe gathers what a decision needs: the validated graph, the tasks the
+// gather collects what a decision needs: the validated graph, the tasks the
 // workflow controls and which recorded tasks were deleted.
-func (r *Reconciler) observe(ctx context.Context, wf *v1alpha1.Workflow) (*observation, error) {
+func (r *Reconciler) gather(ctx context.Context, wf *v1alpha1.Workflow) (*observation, error) {
 	obs := &observation{wf: wf, now: r.now(), budget: r.budget, lost: map[string]bool{}}
 	obs.graph, obs.invalid = validateSpec(&wf.Spec)
 	tasks, err := r.ownedTasks(wf)
@@ -62,7 +62,7 @@ func (r *Reconciler) observe(ctx context.Context, wf *v1alpha1.Workflow) (*obser
 			obs.lost[name] = true
 		case err != nil:
 			return nil, fmt.Errorf("get AgentTask %s: %w", name, err)
-		case ownedBy(t, wf):
+		case isStepOf(t, wf):
 			obs.tasks[name] = t
 		default:
 			obs.lost[name] = true
@@ -80,7 +80,7 @@ func (r *Reconciler) ownedTasks(wf *v1alpha1.Workflow) (map[string]*v1alpha1.Age
 	}
 	out := make(map[string]*v1alpha1.AgentTask, len(list))
 	for _, t := range list {
-		if ownedBy(t, wf) {
+		if isStepOf(t, wf) {
 			out[t.Name] = t
 		}
 	}

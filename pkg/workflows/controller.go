@@ -67,7 +67,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if wf.Status.Phase.IsTerminal() {
 		return r.finished(ctx, wf)
 	}
-	obs, err := r.observe(ctx, wf)
+	obs, err := r.gather(ctx, wf)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -151,7 +151,7 @@ func (r *Reconciler) startSteps(ctx context.Context, obs *observation, p plan) (
 		created, err := r.client.SchedulerV1alpha1().AgentTasks(wf.Namespace).Create(ctx, task, createOptions(r.fieldOwner))
 		if apierrors.IsAlreadyExists(err) {
 			created, err = r.client.SchedulerV1alpha1().AgentTasks(wf.Namespace).Get(ctx, task.Name, getOptions)
-			if err == nil && !ownedBy(created, wf) {
+			if err == nil && !isStepOf(created, wf) {
 				return task.Name, nil
 			}
 			if err == nil {

@@ -46,7 +46,8 @@ type plan struct {
 
 // decide computes the workflow's status and the step attempts to start. It
 // is pure: the controller creates the starts, adds them to the observation
-// and decides again until nothing is left to start.
+// and decides again, at most three rounds a reconcile; what is left then is
+// started by the reconcile its status write brings.
 func decide(obs *observation) plan {
 	wf := obs.wf
 	st := wf.Status.DeepCopy()

@@ -49,8 +49,8 @@ func buildTask(wf *v1alpha1.Workflow, i int, attempt int32, input map[string]str
 	}
 }
 
-// ownedBy reports whether wf is the controller of task.
-func ownedBy(task *v1alpha1.AgentTask, wf *v1alpha1.Workflow) bool {
+// isStepOf reports whether wf is the controller of task, so task is one of its steps.
+func isStepOf(task *v1alpha1.AgentTask, wf *v1alpha1.Workflow) bool {
 	ref := metav1.GetControllerOf(task)
 	return ref != nil && ref.UID == wf.UID
 }

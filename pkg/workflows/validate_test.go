@@ -71,8 +71,8 @@ func TestBuildTask(t *testing.T) {
 		TaskID: got.Name, UserID: "u1", Image: "agent:1", Input: map[string]string{"X": "v"},
 		TimeoutSeconds: new(int64(60)), ServiceAccountName: "agent",
 	}, got.Spec)
-	assert.True(t, ownedBy(got, wf))
+	assert.True(t, isStepOf(got, wf))
 	other := makeWorkflow("build").obj()
 	other.UID = "someone-else"
-	assert.False(t, ownedBy(got, other))
+	assert.False(t, isStepOf(got, other))
 }
