@@ -21,7 +21,7 @@ import (
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 	"opsnorth.io/scheduler/pkg/tasks"
 	"opsnorth.io/scheduler/pkg/testenv"
-	"opsnorth.io/scheduler/pkg/webhook/webhooktest"
+	"opsnorth.io/scheduler/pkg/testkit"
 )
 
 // requestLog records the manager's successful requests, watches aside, as
@@ -83,7 +83,7 @@ func TestWritesPerLifecycle(t *testing.T) {
 			cfg := testConfig(t, true)
 			cfg.PendingStatusDelay = 2 * time.Second
 			startManagerWith(t, k.ns, cfg, testenv.Require(t).Config, log.wrap)
-			rcv := webhooktest.NewReceiver(t, webhooktest.OK)
+			rcv := testkit.NewReceiver(t, testkit.OK)
 			k.createTask("counted", func(at *v1alpha1.AgentTask) { at.Spec.WebhookURL = rcv.URL })
 			job := k.job("counted")
 			if tt.podWaits {

@@ -20,8 +20,8 @@ import (
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 	"opsnorth.io/scheduler/pkg/testenv"
+	"opsnorth.io/scheduler/pkg/testkit"
 	"opsnorth.io/scheduler/pkg/webhook"
-	"opsnorth.io/scheduler/pkg/webhook/webhooktest"
 )
 
 // TestGeneratedRBACSuffices runs the controller as a user holding only the
@@ -57,7 +57,7 @@ func TestGeneratedRBACSuffices(t *testing.T) {
 	require.NoError(t, k.c.Create(t.Context(), &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: "hook", Namespace: k.ns}, Data: map[string][]byte{"token": []byte("s")},
 	}))
-	rcv := webhooktest.NewReceiver(t, webhooktest.OK)
+	rcv := testkit.NewReceiver(t, testkit.OK)
 	k.createTask("least", func(at *v1alpha1.AgentTask) {
 		at.Spec.WebhookURL = rcv.URL
 		at.Spec.WebhookSecretRef = &v1alpha1.SecretKeyReference{Name: "hook", Key: "token"}

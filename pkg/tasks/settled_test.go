@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
-	"opsnorth.io/scheduler/pkg/webhook/webhooktest"
+	"opsnorth.io/scheduler/pkg/testkit"
 )
 
 // taskNames lists the names of the tasks a field selector picks.
@@ -44,7 +44,7 @@ func TestSettled(t *testing.T) {
 	require.False(t, legacy.Status.Settled)
 
 	startManager(t, k.ns, testConfig(t, true), nil)
-	rcv := webhooktest.NewReceiver(t, webhooktest.FailFirst(1, http.StatusServiceUnavailable))
+	rcv := testkit.NewReceiver(t, testkit.FailFirst(1, http.StatusServiceUnavailable))
 	k.createTask("hooked", func(at *v1alpha1.AgentTask) { at.Spec.WebhookURL = rcv.URL })
 	k.createTask("plain")
 	k.createTask("idle")

@@ -17,6 +17,7 @@ import (
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 	"opsnorth.io/scheduler/pkg/tasks"
 	"opsnorth.io/scheduler/pkg/testenv"
+	"opsnorth.io/scheduler/pkg/testkit"
 	"opsnorth.io/scheduler/pkg/webhook"
 	"opsnorth.io/scheduler/pkg/webhook/webhooktest"
 )
@@ -48,7 +49,7 @@ func TestWebhook(t *testing.T) {
 	}))
 	stop := startManager(t, k.ns, testConfig(t, true), nil)
 
-	signed := webhooktest.NewReceiver(t, webhooktest.OK)
+	signed := testkit.NewReceiver(t, testkit.OK)
 	k.createTask("signed", func(at *v1alpha1.AgentTask) {
 		at.Spec.WebhookURL = signed.URL + "/done?x=1"
 		at.Spec.WebhookSecretRef = &v1alpha1.SecretKeyReference{Name: "hook", Key: "token"}
@@ -108,7 +109,7 @@ func TestWebhook(t *testing.T) {
 func TestWebhookPrivateAddressRefused(t *testing.T) {
 	k := newCluster(t, "tasks-ssrf")
 	startManager(t, k.ns, testConfig(t, false), nil)
-	rcv := webhooktest.NewReceiver(t, webhooktest.OK)
+	rcv := testkit.NewReceiver(t, testkit.OK)
 	refused := testutil.ToFloat64(webhook.Deliveries("AgentTask", "refused"))
 	k.createTask("ssrf", func(at *v1alpha1.AgentTask) { at.Spec.WebhookURL = rcv.URL + "/steal" })
 	k.succeed("ssrf", "")

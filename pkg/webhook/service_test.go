@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
-	"net/http/httptest"
 	"net/netip"
 	"sync"
 	"testing"
@@ -23,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
+	"opsnorth.io/scheduler/pkg/testkit"
 )
 
 func TestGate(t *testing.T) {
@@ -67,8 +65,8 @@ func TestHostOf(t *testing.T) {
 // accepts connections and never answers hold at most MaxPerHost workers;
 // deliveries to other receivers go out at once meanwhile.
 func TestServiceBlackHoleHoldsOnlyItsHost(t *testing.T) {
-	hole := blackHole(t)
-	good := newReceiver(t)
+	hole := testkit.BlackHole(t)
+	good := testkit.NewReceiver(t, testkit.OK)
 	subject := newMemSubject()
 	for i := range 40 {
 		subject.add(fmt.Sprintf("hole-%d", i), hole)
@@ -87,17 +85,18 @@ func TestServiceBlackHoleHoldsOnlyItsHost(t *testing.T) {
 	for _, name := range subject.names() {
 		s.Schedule(key(name), subject.url(name), nil)
 	}
-	require.Eventually(t, func() bool { return good.count() == 10 }, 4*time.Second, 10*time.Millisecond,
+	delivered := func() int { return subject.count(func(d *v1alpha1.WebhookDelivery) bool { return d.Delivered }) }
+	require.Eventually(t, func() bool { return delivered() == 10 }, 4*time.Second, 10*time.Millisecond,
 		"good deliveries while the black hole holds its slots")
 	assert.Less(t, time.Since(start), 4*time.Second, "within one black-hole timeout")
-	assert.Equal(t, 10, subject.count(func(d *v1alpha1.WebhookDelivery) bool { return d.Delivered }))
+	assert.Len(t, good.Requests(), 10)
 	assert.Equal(t, 2, s.gate.inFlight(hostOf(hole)), "the black hole holds only its cap")
 	cancel()
 	<-done
 }
 
 func TestServiceSecret(t *testing.T) {
-	rcv := newReceiver(t)
+	rcv := testkit.NewReceiver(t, testkit.OK)
 	tests := []struct {
 		name    string
 		secrets secretReader
@@ -118,7 +117,7 @@ func TestServiceSecret(t *testing.T) {
 			subject.items[tt.name].SecretRef = &v1alpha1.SecretKeyReference{Name: "hook", Key: "k"}
 			s := testService(subject, Config{Policy: DefaultPolicy, Timeout: time.Second, Workers: 1, MaxPerHost: 1, Guard: loopback})
 			s.opts.Secrets = tt.secrets
-			before := rcv.count()
+			before := len(rcv.Requests())
 			_, err := s.attempt(t.Context(), key(tt.name))
 			require.NoError(t, err)
 			st := subject.items[tt.name].State
@@ -126,13 +125,14 @@ func TestServiceSecret(t *testing.T) {
 			assert.Equal(t, int32(1), st.Attempts)
 			if tt.want == "" {
 				assert.True(t, st.Delivered)
-				require.Equal(t, before+1, rcv.count())
-				assert.True(t, Verify([]byte("v"), []byte(`{}`), rcv.sigs[before]))
+				got := rcv.Requests()[before:]
+				require.Len(t, got, 1)
+				assert.True(t, Verify([]byte("v"), got[0].Body, got[0].Header.Get(HeaderSignature)))
 				return
 			}
 			assert.False(t, st.Delivered)
 			assert.Contains(t, st.LastError, tt.want)
-			assert.Equal(t, before, rcv.count(), "never sent unsigned")
+			assert.Len(t, rcv.Requests(), before, "never sent unsigned")
 		})
 	}
 }
@@ -239,59 +239,4 @@ func (r secretReader) Get(_ context.Context, key client.ObjectKey, obj client.Ob
 
 func (secretReader) List(context.Context, client.ObjectList, ...client.ListOption) error {
 	return errors.New("not supported")
-}
-
-// receiver counts the requests it gets and keeps the last ones' signatures.
-type receiver struct {
-	URL  string
-	mu   sync.Mutex
-	got  int
-	sigs []string
-}
-
-func newReceiver(t *testing.T) *receiver {
-	r := &receiver{}
-	srv := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, req *http.Request) {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		r.got++
-		r.sigs = append(r.sigs, req.Header.Get(HeaderSignature))
-	}))
-	t.Cleanup(srv.Close)
-	r.URL = srv.URL
-	return r
-}
-
-func (r *receiver) count() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.got
-}
-
-// blackHole accepts connections and never answers.
-func blackHole(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	var mu sync.Mutex
-	var conns []net.Conn
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		_ = ln.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			_ = c.Close()
-		}
-	})
-	return "http://" + ln.Addr().String() + "/hook"
 }

@@ -15,8 +15,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
+	"opsnorth.io/scheduler/pkg/testkit"
 	"opsnorth.io/scheduler/pkg/webhook"
-	"opsnorth.io/scheduler/pkg/webhook/webhooktest"
 	"opsnorth.io/scheduler/pkg/workflows"
 )
 
@@ -25,7 +25,7 @@ func TestSequentialOutputsAndWebhook(t *testing.T) {
 	startedBefore := counter(t, "opsnorth_workflows_started_total")
 	completedBefore := counter(t, "opsnorth_workflows_completed_total", "phase", "Succeeded", "reason", "Succeeded")
 	startManager(t, k.ns)
-	recv := webhooktest.NewReceiver(t, webhooktest.FailFirst(1, http.StatusServiceUnavailable))
+	recv := testkit.NewReceiver(t, testkit.FailFirst(1, http.StatusServiceUnavailable))
 	_, err := k.kube.CoreV1().Secrets(k.ns).Create(context.Background(), &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: "hook"}, Data: map[string][]byte{"key": []byte("s3cret")},
 	}, metav1.CreateOptions{})

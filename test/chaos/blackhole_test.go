@@ -5,6 +5,8 @@ package chaos
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -18,7 +20,7 @@ import (
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 	"opsnorth.io/scheduler/pkg/bench"
-	"opsnorth.io/scheduler/pkg/webhook/webhooktest"
+	"opsnorth.io/scheduler/pkg/testkit"
 	"opsnorth.io/scheduler/pkg/workflows"
 )
 
@@ -29,14 +31,15 @@ const (
 	holeNormal    = 100
 	holeWorkflows = 20
 	holeSteps     = 5
-	// holeSlack absorbs the timer and scheduling noise of two single runs on
-	// a loaded 2-core machine; a delivery that held reconcile workers would
-	// add the 10 s webhook timeout.
-	holeSlack = 250 * time.Millisecond
+	// holeSlack absorbs the run-to-run noise of a saturated 2-core machine
+	// (single runs' p99 ranged 1.1–2.6 s for the same mix); deliveries that
+	// held the reconcile workers would add the 10 s webhook timeout to every
+	// worker round.
+	holeSlack = time.Second
 )
 
-// TestWebhookBlackHole runs the same mix twice: once with the 400 extra
-// tasks' webhooks answered, once with them pointed at a receiver that
+// TestWebhookBlackHole runs the same mix four times: twice with the 400
+// extra tasks' webhooks answered, twice with them pointed at a receiver that
 // accepts connections and never answers. The normal tasks' create → Job
 // created p99 and the workflows' step hop p99 stay within 1.2× (plus
 // holeSlack) of the answered run, and every normal webhook is delivered.
@@ -45,24 +48,44 @@ func TestWebhookBlackHole(t *testing.T) {
 	const drill = "webhook_black_hole"
 	rcv := newReceiver(t)
 	rcv.up(t)
-	control := runMix(t, "hole-ctl", rcv, "")
-	holed := runMix(t, "hole", rcv, webhooktest.BlackHole(t))
+	hole := testkit.BlackHole(t)
+	// Two runs of each, in the order control, hole, hole, control, so that
+	// neither side gains from going first or last.
+	var control, holed []mixOutcome
+	for i, withHole := range []bool{false, true, true, false} {
+		if withHole {
+			holed = append(holed, runMix(t, fmt.Sprintf("hole%d", i), rcv, hole))
+		} else {
+			control = append(control, runMix(t, fmt.Sprintf("ctl%d", i), rcv, ""))
+		}
+	}
 	record(t, drill, "control", control)
 	record(t, drill, "black_hole", holed)
-	jobRatio := holed.JobCreate.P99Ms / control.JobCreate.P99Ms
-	hopRatio := holed.Hop.P99Ms / control.Hop.P99Ms
-	record(t, drill, "job_create_p99_ratio", jobRatio)
-	record(t, drill, "hop_p99_ratio", hopRatio)
+	ctlJob, holeJob := meanP99(control, func(m mixOutcome) bench.Dist { return m.JobCreate }), meanP99(holed, func(m mixOutcome) bench.Dist { return m.JobCreate })
+	ctlHop, holeHop := meanP99(control, func(m mixOutcome) bench.Dist { return m.Hop }), meanP99(holed, func(m mixOutcome) bench.Dist { return m.Hop })
+	require.NotZero(t, ctlJob, "control runs measured")
+	require.NotZero(t, ctlHop, "control runs measured")
+	record(t, drill, "job_create_p99_ratio", holeJob/ctlJob)
+	record(t, drill, "hop_p99_ratio", holeHop/ctlHop)
 	t.Logf("create→Job p99 %.0f ms vs %.0f ms (%.2f×); hop p99 %.0f ms vs %.0f ms (%.2f×)",
-		holed.JobCreate.P99Ms, control.JobCreate.P99Ms, jobRatio, holed.Hop.P99Ms, control.Hop.P99Ms, hopRatio)
+		holeJob, ctlJob, holeJob/ctlJob, holeHop, ctlHop, holeHop/ctlHop)
 	slack := float64(holeSlack.Milliseconds())
-	assert.LessOrEqual(t, holed.JobCreate.P99Ms, 1.2*control.JobCreate.P99Ms+slack, "normal tasks' create → Job created p99 (ms)")
-	assert.LessOrEqual(t, holed.Hop.P99Ms, 1.2*control.Hop.P99Ms+slack, "workflows' step hop p99 (ms)")
-	for _, m := range []mixOutcome{control, holed} {
+	assert.LessOrEqual(t, holeJob, 1.2*ctlJob+slack, "normal tasks' create → Job created p99 (ms)")
+	assert.LessOrEqual(t, holeHop, 1.2*ctlHop+slack, "workflows' step hop p99 (ms)")
+	for _, m := range append(control, holed...) {
 		assert.Equal(t, m.Webhooks.Expected, m.Webhooks.Delivered, "every normal webhook delivered")
 		assert.Equal(t, holeNormal, m.JobCreate.N, "a Job for every normal task")
 		assert.Equal(t, holeWorkflows*(holeSteps-1), m.Hop.N, "every hop seen")
 	}
+}
+
+// meanP99 is the mean p99 of the runs' distribution that of picks.
+func meanP99(runs []mixOutcome, of func(mixOutcome) bench.Dist) float64 {
+	sum := 0.0
+	for _, r := range runs {
+		sum += of(r).P99Ms
+	}
+	return sum / float64(len(runs))
 }
 
 // mixOutcome is what one run of the mix came to, latencies in milliseconds.
@@ -158,6 +181,23 @@ func runMix(t *testing.T, run string, rcv *receiver, hole string) mixOutcome {
 	del := metav1.DeleteOptions{PropagationPolicy: &bg}
 	require.NoError(t, cs.SchedulerV1alpha1().Workflows(taskNamespace).DeleteCollection(t.Context(), del, sel))
 	require.NoError(t, cs.SchedulerV1alpha1().AgentTasks(taskNamespace).DeleteCollection(t.Context(), del, sel))
+	// The next run must not pay for this one's garbage collection.
+	kube, err := kubernetes.NewForConfig(cluster.Config)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		left := 0
+		if pods, err := kube.CoreV1().Pods(taskNamespace).List(t.Context(), metav1.ListOptions{}); err == nil {
+			for _, p := range pods.Items {
+				if strings.HasPrefix(p.Name, run+"-") {
+					left++
+				}
+			}
+		}
+		tasks, err := cs.SchedulerV1alpha1().AgentTasks(taskNamespace).List(t.Context(), metav1.ListOptions{})
+		return err == nil && left == 0 && !slices.ContainsFunc(tasks.Items, func(at v1alpha1.AgentTask) bool {
+			return strings.HasPrefix(at.Name, run+"-")
+		})
+	}, 3*time.Minute, time.Second, "run %s cleaned up", run)
 	return o
 }
 
@@ -196,43 +236,59 @@ func (s *stampSet) between(names []string, from, to string) []time.Duration {
 
 // watchStamps watches the task namespace's AgentTasks and Jobs until ctx
 // ends, stamping "task" (first seen), "succeeded" and "job" (its Job first
-// seen, by the task's name).
+// seen, by the task's name). A watch the server ends is opened again.
 func watchStamps(ctx context.Context, t *testing.T) *stampSet {
 	t.Helper()
 	st := &stampSet{m: map[string]time.Time{}}
-	tw, err := schedulerClient(t).SchedulerV1alpha1().AgentTasks(taskNamespace).Watch(ctx, metav1.ListOptions{})
-	require.NoError(t, err)
+	tasks := schedulerClient(t).SchedulerV1alpha1().AgentTasks(taskNamespace)
 	kube, err := kubernetes.NewForConfig(cluster.Config)
 	require.NoError(t, err)
-	jw, err := kube.BatchV1().Jobs(taskNamespace).Watch(ctx, metav1.ListOptions{})
-	require.NoError(t, err)
-	go drain(ctx, tw, func(e watch.Event, now time.Time) {
-		if at, ok := e.Object.(*v1alpha1.AgentTask); ok {
-			st.mark(at.Name, "task", now)
-			if at.Status.Phase == v1alpha1.TaskSucceeded {
-				st.mark(at.Name, "succeeded", now)
+	jobs := kube.BatchV1().Jobs(taskNamespace)
+	follow(ctx, t, func(ctx context.Context) (watch.Interface, error) { return tasks.Watch(ctx, metav1.ListOptions{}) },
+		func(e watch.Event, now time.Time) {
+			if at, ok := e.Object.(*v1alpha1.AgentTask); ok {
+				st.mark(at.Name, "task", now)
+				if at.Status.Phase == v1alpha1.TaskSucceeded {
+					st.mark(at.Name, "succeeded", now)
+				}
 			}
-		}
-	})
-	go drain(ctx, jw, func(e watch.Event, now time.Time) {
-		if job, ok := e.Object.(*batchv1.Job); ok {
-			st.mark(job.Name, "job", now)
-		}
-	})
+		})
+	follow(ctx, t, func(ctx context.Context) (watch.Interface, error) { return jobs.Watch(ctx, metav1.ListOptions{}) },
+		func(e watch.Event, now time.Time) {
+			if job, ok := e.Object.(*batchv1.Job); ok {
+				st.mark(job.Name, "job", now)
+			}
+		})
 	return st
 }
 
-func drain(ctx context.Context, w watch.Interface, fn func(watch.Event, time.Time)) {
-	defer w.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case e, ok := <-w.ResultChan():
-			if !ok {
-				return
+// follow opens a watch and feeds its events to fn with their receive time
+// until ctx ends, opening it again whenever the server ends it.
+func follow(ctx context.Context, t *testing.T, open func(context.Context) (watch.Interface, error), fn func(watch.Event, time.Time)) {
+	t.Helper()
+	w, err := open(ctx)
+	require.NoError(t, err)
+	go func() {
+		for {
+			for e := range w.ResultChan() {
+				if e.Type == watch.Error {
+					if ctx.Err() == nil {
+						t.Logf("watch error: %v", e.Object)
+					}
+					continue
+				}
+				fn(e, time.Now())
 			}
-			fn(e, time.Now())
+			w.Stop()
+			for {
+				if ctx.Err() != nil {
+					return
+				}
+				if w, err = open(ctx); err == nil {
+					break
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
 		}
-	}
+	}()
 }

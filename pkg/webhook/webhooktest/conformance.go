@@ -1,3 +1,5 @@
+// Package webhooktest is the completion-webhook conformance suite that every
+// kind delivered by pkg/webhook passes on the test API server.
 package webhooktest
 
 import (
@@ -18,6 +20,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
+	"opsnorth.io/scheduler/pkg/testkit"
 	"opsnorth.io/scheduler/pkg/webhook"
 )
 
@@ -69,18 +72,19 @@ func Run(t *testing.T, k Kind) {
 	refused := testutil.ToFloat64(webhook.Deliveries(k.Name(), "refused"))
 	stop := k.Start(t, suiteSettings)
 
-	ok := NewReceiver(t, OK)
+	ok := testkit.NewReceiver(t, testkit.OK)
 	k.Finish(t, "ok", ok.URL+"/hook?x=1", &v1alpha1.SecretKeyReference{Name: "hook", Key: "token"})
-	flaky := NewReceiver(t, FailFirst(2, http.StatusServiceUnavailable))
+	flaky := testkit.NewReceiver(t, testkit.FailFirst(2, http.StatusServiceUnavailable))
 	k.Finish(t, "flaky", flaky.URL+"/hook", nil)
-	slow := NewReceiver(t, HangFirst(1, 10*time.Second))
+	slow := testkit.NewReceiver(t, testkit.HangFirst(1, 10*time.Second))
 	k.Finish(t, "slow", slow.URL+"/hook", nil)
 	k.Finish(t, "refused", "http://169.254.169.254/latest/meta-data", nil)
-	late := NewReceiver(t, OK)
+	late := testkit.NewReceiver(t, testkit.OK)
 	k.Finish(t, "missing-secret", late.URL+"/hook", &v1alpha1.SecretKeyReference{Name: "late", Key: "token"})
-	blank := NewReceiver(t, OK)
+	blank := testkit.NewReceiver(t, testkit.OK)
 	k.Finish(t, "empty-secret", blank.URL+"/hook", &v1alpha1.SecretKeyReference{Name: "blank", Key: "token"})
-	redirect := NewReceiver(t, Redirect("/elsewhere"))
+	signedBy := map[string]*testkit.Receiver{"late": late, "blank": blank}
+	redirect := testkit.NewReceiver(t, testkit.Redirect("/elsewhere"))
 	k.Finish(t, "redirect", redirect.URL+"/hook", nil)
 	downURL, listen := closedPort(t)
 	k.Finish(t, "down", downURL, nil)
@@ -126,28 +130,23 @@ func Run(t *testing.T, k Kind) {
 		s.event(t, "refused", "WebhookGaveUp", "after 1 attempt")
 		assert.Equal(t, 1.0, testutil.ToFloat64(webhook.Deliveries(k.Name(), "refused"))-refused)
 	})
-	t.Run("missing secret", func(t *testing.T) {
-		o := s.wait(t, "missing-secret", func(d *v1alpha1.WebhookDelivery) bool { return d.Attempts >= 1 })
-		assert.Contains(t, o.Webhook.LastError, `secrets "late" not found`)
-		s.condition(t, o, metav1.ConditionFalse, "Retrying")
-		assert.Empty(t, late.Requests(), "never sent unsigned")
-		s.secret(t, "late", "token", "later")
-		s.wait(t, "missing-secret", func(d *v1alpha1.WebhookDelivery) bool { return d.Delivered })
-		got := late.Requests()
-		require.Len(t, got, 1)
-		assert.True(t, webhook.Verify([]byte("later"), got[0].Body, got[0].Header.Get(webhook.HeaderSignature)))
-	})
-	t.Run("empty secret", func(t *testing.T) {
-		o := s.wait(t, "empty-secret", func(d *v1alpha1.WebhookDelivery) bool { return d.Attempts >= 2 })
-		assert.Contains(t, o.Webhook.LastError, `key "token" of webhook secret `+k.Namespace()+`/blank is empty`)
-		assert.False(t, o.Webhook.Delivered)
-		assert.Empty(t, blank.Requests(), "never sent unsigned")
-		s.secret(t, "blank", "token", "filled")
-		s.wait(t, "empty-secret", func(d *v1alpha1.WebhookDelivery) bool { return d.Delivered })
-		got := blank.Requests()
-		require.Len(t, got, 1)
-		assert.True(t, webhook.Verify([]byte("filled"), got[0].Body, got[0].Header.Get(webhook.HeaderSignature)))
-	})
+	for _, tc := range []struct{ name, object, secret, want string }{
+		{"missing secret", "missing-secret", "late", `secrets "late" not found`},
+		{"empty secret", "empty-secret", "blank", `key "token" of webhook secret ` + k.Namespace() + `/blank is empty`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := s.wait(t, tc.object, func(d *v1alpha1.WebhookDelivery) bool { return d.Attempts >= 2 })
+			assert.Contains(t, o.Webhook.LastError, tc.want)
+			s.condition(t, o, metav1.ConditionFalse, "Retrying")
+			rcv := signedBy[tc.secret]
+			assert.Empty(t, rcv.Requests(), "never sent unsigned")
+			s.secret(t, tc.secret, "token", "fixed-"+tc.secret)
+			s.wait(t, tc.object, func(d *v1alpha1.WebhookDelivery) bool { return d.Delivered })
+			got := rcv.Requests()
+			require.Len(t, got, 1)
+			assert.True(t, webhook.Verify([]byte("fixed-"+tc.secret), got[0].Body, got[0].Header.Get(webhook.HeaderSignature)))
+		})
+	}
 	t.Run("redirect is not followed", func(t *testing.T) {
 		o := s.wait(t, "redirect", func(d *v1alpha1.WebhookDelivery) bool { return d.Attempts >= 2 })
 		assert.False(t, o.Webhook.Delivered)
@@ -165,14 +164,14 @@ func Run(t *testing.T, k Kind) {
 		assert.False(t, o.Webhook.Delivered)
 		assert.GreaterOrEqual(t, o.Webhook.Attempts, int32(5), "retried while down")
 		assert.Contains(t, o.Webhook.LastError, "connection refused")
-		up := listen(OK)
+		up := listen(testkit.OK)
 		o = s.wait(t, "down", func(d *v1alpha1.WebhookDelivery) bool { return d.Delivered })
 		assert.Len(t, up.Requests(), 1)
 	})
 
 	// A manager stopped between a failed attempt and its retry: the next
 	// one waits out the backoff, sends the same delivery and stops there.
-	restart := NewReceiver(t, FailFirst(1, http.StatusServiceUnavailable))
+	restart := testkit.NewReceiver(t, testkit.FailFirst(1, http.StatusServiceUnavailable))
 	k.Finish(t, "restart", restart.URL+"/hook", nil)
 	s.wait(t, "restart", func(d *v1alpha1.WebhookDelivery) bool { return d.Attempts >= 1 })
 	stop()
@@ -252,14 +251,14 @@ func (s *suite) event(t *testing.T, name, reason, text string) {
 
 // closedPort returns a receiver URL nothing listens on, and a function that
 // starts a receiver there.
-func closedPort(t *testing.T) (string, func(Handler) *Receiver) {
+func closedPort(t *testing.T) (string, func(testkit.Handler) *testkit.Receiver) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	addr := ln.Addr().String()
 	require.NoError(t, ln.Close())
-	return "http://" + addr + "/hook", func(h Handler) *Receiver {
+	return "http://" + addr + "/hook", func(h testkit.Handler) *testkit.Receiver {
 		ln, err := net.Listen("tcp", addr)
 		require.NoError(t, err)
-		return NewReceiverOn(t, ln, h)
+		return testkit.NewReceiverOn(t, ln, h)
 	}
 }

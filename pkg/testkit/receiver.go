@@ -1,6 +1,6 @@
-// Package webhooktest holds the completion-webhook conformance suite that
-// every kind delivered by pkg/webhook must pass, and its test receiver.
-package webhooktest
+// Package testkit holds what the managers' tests share: a webhook receiver
+// on loopback with scripted answers, and a black hole that never answers.
+package testkit
 
 import (
 	"io"
