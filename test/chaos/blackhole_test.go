@@ -38,21 +38,25 @@ const (
 	holeSlack = time.Second
 )
 
-// TestWebhookBlackHole runs the same mix four times: twice with the 400
-// extra tasks' webhooks answered, twice with them pointed at a receiver that
-// accepts connections and never answers. The normal tasks' create → Job
-// created p99 and the workflows' step hop p99 stay within 1.2× (plus
-// holeSlack) of the answered run, and every normal webhook is delivered.
+// TestWebhookBlackHole runs the same mix six times: three times with the
+// 400 extra tasks' webhooks answered, three times with them pointed at a
+// receiver that accepts connections and never answers. The median over the
+// runs of the normal tasks' create → Job created p99 and of the workflows'
+// step hop p99 stay within 1.2× (plus holeSlack) of the answered runs', and
+// every normal webhook is delivered. A first answered run warms the cluster
+// up after the previous drill and is not counted: in CI it was the slowest
+// control run every time (p99 1.8 and 2.4 s against 1.2 and 1.5 s).
 func TestWebhookBlackHole(t *testing.T) {
 	requireCluster(t)
 	const drill = "webhook_black_hole"
 	rcv := newReceiver(t)
 	rcv.up(t)
 	hole := testkit.BlackHole(t)
-	// Two runs of each, in the order control, hole, hole, control, so that
-	// neither side gains from going first or last.
+	runMix(t, "warm", rcv, "")
+	// Three runs of each, in the order control, hole, hole, control,
+	// control, hole, so that neither side gains from going first or last.
 	var control, holed []mixOutcome
-	for i, withHole := range []bool{false, true, true, false} {
+	for i, withHole := range []bool{false, true, true, false, false, true} {
 		if withHole {
 			holed = append(holed, runMix(t, fmt.Sprintf("hole%d", i), rcv, hole))
 		} else {
@@ -61,8 +65,10 @@ func TestWebhookBlackHole(t *testing.T) {
 	}
 	record(t, drill, "control", control)
 	record(t, drill, "black_hole", holed)
-	ctlJob, holeJob := meanP99(control, func(m mixOutcome) bench.Dist { return m.JobCreate }), meanP99(holed, func(m mixOutcome) bench.Dist { return m.JobCreate })
-	ctlHop, holeHop := meanP99(control, func(m mixOutcome) bench.Dist { return m.Hop }), meanP99(holed, func(m mixOutcome) bench.Dist { return m.Hop })
+	jobP99 := func(m mixOutcome) float64 { return m.JobCreate.P99Ms }
+	hopP99 := func(m mixOutcome) float64 { return m.Hop.P99Ms }
+	ctlJob, holeJob := median(control, jobP99), median(holed, jobP99)
+	ctlHop, holeHop := median(control, hopP99), median(holed, hopP99)
 	require.NotZero(t, ctlJob, "control runs measured")
 	require.NotZero(t, ctlHop, "control runs measured")
 	record(t, drill, "job_create_p99_ratio", holeJob/ctlJob)
@@ -79,13 +85,17 @@ func TestWebhookBlackHole(t *testing.T) {
 	}
 }
 
-// meanP99 is the mean p99 of the runs' distribution that of picks.
-func meanP99(runs []mixOutcome, of func(mixOutcome) bench.Dist) float64 {
-	sum := 0.0
+// median is the median over the runs of the figure that of picks.
+func median(runs []mixOutcome, of func(mixOutcome) float64) float64 {
+	v := make([]float64, 0, len(runs))
 	for _, r := range runs {
-		sum += of(r).P99Ms
+		v = append(v, of(r))
 	}
-	return sum / float64(len(runs))
+	slices.Sort(v)
+	if n := len(v); n%2 == 0 {
+		return (v[n/2-1] + v[n/2]) / 2
+	}
+	return v[len(v)/2]
 }
 
 // mixOutcome is what one run of the mix came to, latencies in milliseconds.
