@@ -6,11 +6,12 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	"opsnorth.io/scheduler/cmd/deployments/app"
+	"opsnorth.io/scheduler/pkg/deployments"
+	"opsnorth.io/scheduler/pkg/manager"
 )
 
 func main() {
-	if err := app.NewCommand().ExecuteContext(ctrl.SetupSignalHandler()); err != nil {
+	if err := manager.NewCommand(deployments.NewComponent()).ExecuteContext(ctrl.SetupSignalHandler()); err != nil {
 		os.Exit(1)
 	}
 }

@@ -6,11 +6,12 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	"opsnorth.io/scheduler/cmd/workflows/app"
+	"opsnorth.io/scheduler/pkg/manager"
+	"opsnorth.io/scheduler/pkg/workflows"
 )
 
 func main() {
-	if err := app.NewCommand().ExecuteContext(ctrl.SetupSignalHandler()); err != nil {
+	if err := manager.NewCommand(workflows.NewComponent()).ExecuteContext(ctrl.SetupSignalHandler()); err != nil {
 		os.Exit(1)
 	}
 }

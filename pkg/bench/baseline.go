@@ -17,7 +17,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"sigs.k8s.io/yaml"
 
-	"opsnorth.io/scheduler/pkg/labels"
+	"opsnorth.io/scheduler/pkg/labelkeys"
 )
 
 // controllerKinds are made by Kubernetes controllers from the manager's
@@ -34,7 +34,7 @@ func childrenOf(ctx context.Context, e *Env, users map[string]bool, run string) 
 	if err != nil && !discovery.IsGroupDiscoveryFailedError(err) {
 		return nil, nil, fmt.Errorf("discovery: %w", err)
 	}
-	sel := labels.ManagedBy + "=" + labels.ManagedByValue + "," + labels.User
+	sel := labelkeys.ManagedBy + "=" + labelkeys.ManagedByValue + "," + labelkeys.User
 	var out []*unstructured.Unstructured
 	kinds := map[string]int{}
 	for _, list := range lists {
@@ -52,7 +52,7 @@ func childrenOf(ctx context.Context, e *Env, users map[string]bool, run string) 
 			}
 			for i := range objs.Items {
 				obj := &objs.Items[i]
-				if !users[obj.GetLabels()[labels.User]] || len(obj.GetOwnerReferences()) > 0 {
+				if !users[obj.GetLabels()[labelkeys.User]] || len(obj.GetOwnerReferences()) > 0 {
 					continue
 				}
 				out = append(out, asBaseline(obj, run))
@@ -90,9 +90,9 @@ func asBaseline(obj *unstructured.Unstructured, run string) *unstructured.Unstru
 	}
 	c.SetLabels(baselineLabels(obj.GetLabels(), run))
 	c.SetAnnotations(obj.GetAnnotations())
-	if tl, ok, _ := unstructured.NestedStringMap(c.Object, "spec", "template", "metadata", "labels"); ok && tl[labels.ManagedBy] != "" {
+	if tl, ok, _ := unstructured.NestedStringMap(c.Object, "spec", "template", "metadata", "labels"); ok && tl[labelkeys.ManagedBy] != "" {
 		// The pods stay out of the manager's sight too; selectors do not use managed-by.
-		tl[labels.ManagedBy] = "bench-baseline"
+		tl[labelkeys.ManagedBy] = "bench-baseline"
 		_ = unstructured.SetNestedStringMap(c.Object, tl, "spec", "template", "metadata", "labels")
 	}
 	if obj.GetKind() == "Service" {

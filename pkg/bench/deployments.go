@@ -14,7 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
-	"opsnorth.io/scheduler/pkg/labels"
+	"opsnorth.io/scheduler/pkg/labelkeys"
 )
 
 // DeploymentNamespace holds the benchmark's UserDeployments.
@@ -97,7 +97,7 @@ func baselineLabels(in map[string]string, run string) map[string]string {
 	for k, v := range in {
 		out[k] = v
 	}
-	out[labels.ManagedBy] = "bench-baseline"
+	out[labelkeys.ManagedBy] = "bench-baseline"
 	out[RunLabel] = run
 	return out
 }

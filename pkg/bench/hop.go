@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
-	"opsnorth.io/scheduler/pkg/labels"
+	"opsnorth.io/scheduler/pkg/labelkeys"
 )
 
 // StepsPerWorkflow is the length of the benchmark's workflows.
@@ -45,18 +45,18 @@ func WorkflowHops(ctx context.Context, e *Env, run string, w, workers int, timeo
 		mine[n] = true
 	}
 	err := follow(ctx, func(ctx context.Context) (watch.Interface, error) {
-		return e.Sched.SchedulerV1alpha1().AgentTasks(TaskNamespace).Watch(ctx, metav1.ListOptions{LabelSelector: labels.Workflow})
+		return e.Sched.SchedulerV1alpha1().AgentTasks(TaskNamespace).Watch(ctx, metav1.ListOptions{LabelSelector: labelkeys.Workflow})
 	}, func(ev watch.Event, at time.Time) {
 		t, ok := ev.Object.(*v1alpha1.AgentTask)
-		if !ok || !mine[t.Labels[labels.Workflow]] {
+		if !ok || !mine[t.Labels[labelkeys.Workflow]] {
 			return
 		}
-		digits, ok := strings.CutPrefix(t.Labels[labels.Step], "s")
+		digits, ok := strings.CutPrefix(t.Labels[labelkeys.Step], "s")
 		step, err := strconv.Atoi(digits)
 		if !ok || err != nil {
 			return
 		}
-		key := stepKey(t.Labels[labels.Workflow], step)
+		key := stepKey(t.Labels[labelkeys.Workflow], step)
 		st.mark(key, "added", at)
 		if t.Status.Phase == v1alpha1.TaskSucceeded {
 			st.mark(key, "succeeded", at)

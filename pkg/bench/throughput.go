@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
-	"opsnorth.io/scheduler/pkg/labels"
+	"opsnorth.io/scheduler/pkg/labelkeys"
 	"opsnorth.io/scheduler/pkg/tasks"
 )
 
@@ -128,7 +128,7 @@ func TaskThroughput(ctx context.Context, e *Env, run string, n, workers int, tim
 	names := objectNames("bt-"+run, n)
 	err := watchTasks(ctx, e, TaskNamespace, sel, st)
 	if err == nil {
-		err = watchPods(ctx, e, TaskNamespace, labels.UserID+"="+benchUser(run), st)
+		err = watchPods(ctx, e, TaskNamespace, labelkeys.UserID+"="+benchUser(run), st)
 	}
 	if err != nil {
 		return Throughput{}, err

@@ -16,9 +16,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
-	"opsnorth.io/scheduler/pkg/deployments/internal/deploytest"
 	"opsnorth.io/scheduler/pkg/deployments/render"
 	"opsnorth.io/scheduler/pkg/testenv"
+	"opsnorth.io/scheduler/pkg/testkit"
 )
 
 func rawUD(ns, name, user string) *v1alpha1.UserDeployment {
@@ -32,7 +32,7 @@ func TestRawImageAutoscalingAndCRDeletion(t *testing.T) {
 	c := newClient(t)
 	ctx := context.Background()
 	ns := newNamespace(t, c)
-	deploytest.Start(t, managerConfig(t, c), ns)
+	startManager(t, testkit.ManagerConfig(t, testenv.Require(t), "deployments"), ns)
 	user := userID("bob")
 	userNS := "user-" + user
 
@@ -48,7 +48,7 @@ func TestRawImageAutoscalingAndCRDeletion(t *testing.T) {
 	ports := nested(d, "spec", "template", "spec", "containers").([]any)[0].(map[string]any)["ports"]
 	assert.Equal(t, int64(8080), ports.([]any)[0].(map[string]any)["containerPort"])
 	ir := waitObject(t, c, render.GVKIngressRoute, userNS, "hello-app", nil)
-	assert.Equal(t, "Host(`hello.int."+deploytest.Domain+"`)", nested(ir, "spec", "routes").([]any)[0].(map[string]any)["match"])
+	assert.Equal(t, "Host(`hello.int."+domain+"`)", nested(ir, "spec", "routes").([]any)[0].(map[string]any)["match"])
 	assert.Equal(t, "internal", ir.GetAnnotations()["kubernetes.io/ingress.class"])
 
 	hpa := waitObject(t, c, render.GVKHPA, userNS, "scaled-app", nil)
@@ -59,7 +59,7 @@ func TestRawImageAutoscalingAndCRDeletion(t *testing.T) {
 
 	markReady(t, c, userNS, ns+".hello")
 	got := waitPhase(t, c, ns, "hello", v1alpha1.PhaseReady)
-	assert.Equal(t, "https://hello.int."+deploytest.Domain, got.Status.Ingresses[0].URL)
+	assert.Equal(t, "https://hello.int."+domain, got.Status.Ingresses[0].URL)
 
 	// Deleting one of the user's deployments keeps the shared namespace.
 	require.NoError(t, c.Delete(ctx, getUD(t, c, ns, "hello")))
@@ -90,7 +90,7 @@ func TestTemplateNotFoundRecovers(t *testing.T) {
 	c := newClient(t)
 	ctx := context.Background()
 	ns := newNamespace(t, c)
-	deploytest.Start(t, testenv.Require(t).Config, ns)
+	startManager(t, testenv.Require(t).Config, ns)
 	user := userID("carol")
 	tmplName := "late-" + ns
 
@@ -113,7 +113,7 @@ func TestDependsOn(t *testing.T) {
 	c := newClient(t)
 	ctx := context.Background()
 	ns := newNamespace(t, c)
-	deploytest.Start(t, testenv.Require(t).Config, ns)
+	startManager(t, testenv.Require(t).Config, ns)
 	user := userID("dave")
 	userNS := "user-" + user
 
@@ -145,7 +145,7 @@ func TestHostConflict(t *testing.T) {
 	c := newClient(t)
 	ctx := context.Background()
 	ns := newNamespace(t, c)
-	deploytest.Start(t, testenv.Require(t).Config, ns)
+	startManager(t, testenv.Require(t).Config, ns)
 	user := userID("erin")
 	tmplName := "web-" + ns
 	require.NoError(t, c.Create(ctx, webTemplate(tmplName)))
@@ -157,7 +157,7 @@ func TestHostConflict(t *testing.T) {
 
 	require.NoError(t, c.Create(ctx, rawUD(ns, "shop-admin", userID("frank"))))
 	got := waitPhase(t, c, ns, "shop-admin", v1alpha1.PhaseError)
-	host := "shop-admin." + deploytest.Domain
+	host := "shop-admin." + domain
 	assert.Equal(t, "False/HostConflict: host already in use: "+host+" (used by "+ns+"/shop)", condition(got, "IngressReady"))
 	assert.Empty(t, got.Status.Ingresses)
 	shopNow := getUD(t, c, ns, "shop")
@@ -168,7 +168,7 @@ func TestTiers(t *testing.T) {
 	c := newClient(t)
 	ctx := context.Background()
 	ns := newNamespace(t, c)
-	deploytest.Start(t, testenv.Require(t).Config, ns)
+	startManager(t, testenv.Require(t).Config, ns)
 	user := userID("gina")
 
 	free := rawUD(ns, "free", user)
@@ -225,16 +225,16 @@ func TestRestartCostsNoWrites(t *testing.T) {
 	c := newClient(t)
 	ns := newNamespace(t, c)
 	env := testenv.Require(t)
-	first := deploytest.Start(t, env.Config, ns)
+	first := startManager(t, env.Config, ns)
 	user := userID("jo")
 	require.NoError(t, c.Create(context.Background(), rawUD(ns, "hello", user)))
 	markReady(t, c, "user-"+user, ns+".hello")
 	waitPhase(t, c, ns, "hello", v1alpha1.PhaseReady)
 	time.Sleep(2 * time.Second)
-	first.Stop()
+	first.Stop(t)
 
 	before := reconciles(t)
-	second := deploytest.Start(t, env.Config, ns)
+	second := startManager(t, env.Config, ns)
 	assertNoWrites(t, second, before)
 	assert.Equal(t, v1alpha1.PhaseReady, getUD(t, c, ns, "hello").Status.Phase)
 }
@@ -243,7 +243,7 @@ func TestPreexistingNamespaceIsKept(t *testing.T) {
 	c := newClient(t)
 	ctx := context.Background()
 	ns := newNamespace(t, c)
-	deploytest.Start(t, managerConfig(t, c), ns)
+	startManager(t, testkit.ManagerConfig(t, testenv.Require(t), "deployments"), ns)
 	user := userID("kai")
 	userNS := "user-" + user
 	require.NoError(t, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: userNS, Labels: map[string]string{"team": "platform"}}}))

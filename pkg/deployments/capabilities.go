@@ -1,9 +1,7 @@
 package deployments
 
 import (
-	"context"
 	"fmt"
-	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -39,7 +37,8 @@ func discover(mapper meta.RESTMapper) (render.Capabilities, map[schema.GroupVers
 
 // dynamicInformers are label-filtered informers of the installed optional
 // kinds; controller-runtime's cache cannot be told about kinds that may be
-// missing when the manager is built.
+// missing when the manager is built. The factory runs like every other
+// informer factory (manager.AddInformerFactory).
 type dynamicInformers struct {
 	factory   dynamicinformer.DynamicSharedInformerFactory
 	informers map[schema.GroupVersionKind]toolscache.SharedIndexInformer
@@ -59,19 +58,3 @@ func newDynamicInformers(client dynamic.Interface, resources map[schema.GroupVer
 	}
 	return d
 }
-
-// Start runs the informers on every replica until ctx ends.
-func (d *dynamicInformers) Start(ctx context.Context) error {
-	d.factory.Start(ctx.Done())
-	<-ctx.Done()
-	shutdown := make(chan struct{})
-	go func() { d.factory.Shutdown(); close(shutdown) }()
-	select {
-	case <-shutdown:
-	case <-time.After(10 * time.Second):
-	}
-	return nil
-}
-
-// NeedLeaderElection reports false: caches feed every replica.
-func (d *dynamicInformers) NeedLeaderElection() bool { return false }

@@ -6,14 +6,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	k8slabels "k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"opsnorth.io/scheduler/pkg/deployments/render"
 	"opsnorth.io/scheduler/pkg/deployments/tiers"
-	"opsnorth.io/scheduler/pkg/labels"
+	"opsnorth.io/scheduler/pkg/labelkeys"
 )
 
 // Finalizer holds a UserDeployment until its children, which live in another
@@ -31,10 +31,10 @@ type Config struct {
 
 // ChildSelector matches everything the manager creates for users: it
 // restricts the caches and watches to the manager's own objects.
-func ChildSelector() k8slabels.Selector {
-	managed, _ := k8slabels.NewRequirement(labels.ManagedBy, selection.Equals, []string{labels.ManagedByValue})
-	user, _ := k8slabels.NewRequirement(labels.User, selection.Exists, nil)
-	return k8slabels.NewSelector().Add(*managed, *user)
+func ChildSelector() labels.Selector {
+	managed, _ := labels.NewRequirement(labelkeys.ManagedBy, selection.Equals, []string{labelkeys.ManagedByValue})
+	user, _ := labels.NewRequirement(labelkeys.User, selection.Exists, nil)
+	return labels.NewSelector().Add(*managed, *user)
 }
 
 // watchedKinds are the built-in child kinds cached and watched.

@@ -9,7 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	k8slabels "k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -17,7 +17,7 @@ import (
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 	"opsnorth.io/scheduler/pkg/conditions"
 	"opsnorth.io/scheduler/pkg/deployments/render"
-	"opsnorth.io/scheduler/pkg/labels"
+	"opsnorth.io/scheduler/pkg/labelkeys"
 )
 
 // waitingError asks for a quick retry (retryWaiting) while deleted objects
@@ -69,7 +69,7 @@ func (r *Reconciler) releaseNamespace(ctx context.Context, s *scope) (bool, erro
 		}
 	}
 	name := s.status.Namespace
-	userSel := k8slabels.SelectorFromSet(k8slabels.Set{labels.User: s.ud.Spec.UserID, labels.ManagedBy: labels.ManagedByValue})
+	userSel := labels.SelectorFromSet(labels.Set{labelkeys.User: s.ud.Spec.UserID, labelkeys.ManagedBy: labelkeys.ManagedByValue})
 	for _, gvk := range []schema.GroupVersionKind{render.GVKResourceQuota, render.GVKLimitRange} {
 		objs, err := r.liveList(ctx, gvk, name, userSel)
 		if err != nil {
@@ -92,7 +92,7 @@ func (r *Reconciler) releaseNamespace(ctx context.Context, s *scope) (bool, erro
 		}
 		return true, fmt.Errorf("get namespace %s: %w", name, err)
 	}
-	if ns.DeletionTimestamp != nil || ns.Labels[labels.ManagedBy] != labels.ManagedByValue {
+	if ns.DeletionTimestamp != nil || ns.Labels[labelkeys.ManagedBy] != labelkeys.ManagedByValue {
 		return false, nil
 	}
 	if ns.Annotations[render.AnnotationCreatedNamespace] == "" {
@@ -118,7 +118,7 @@ func (r *Reconciler) markDeleted(_ context.Context, s *scope) (bool, error) {
 	return false, nil
 }
 
-func (r *Reconciler) liveList(ctx context.Context, gvk schema.GroupVersionKind, namespace string, sel k8slabels.Selector) ([]metav1.PartialObjectMetadata, error) {
+func (r *Reconciler) liveList(ctx context.Context, gvk schema.GroupVersionKind, namespace string, sel labels.Selector) ([]metav1.PartialObjectMetadata, error) {
 	var list metav1.PartialObjectMetadataList
 	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
 	err := r.apiReader.List(ctx, &list, client.InNamespace(namespace), client.MatchingLabelsSelector{Selector: sel})
@@ -166,8 +166,8 @@ func (r *Reconciler) appKinds() []schema.GroupVersionKind {
 
 // appChildSelector selects the children labelled with ud's key (its label
 // form); callers also check the owner annotation, which holds the full key.
-func appChildSelector(ud *v1alpha1.UserDeployment) k8slabels.Selector {
-	return k8slabels.SelectorFromSet(k8slabels.Set{labels.UserDeployment: render.KeyLabel(render.Key(ud))})
+func appChildSelector(ud *v1alpha1.UserDeployment) labels.Selector {
+	return labels.SelectorFromSet(labels.Set{labelkeys.UserDeployment: render.KeyLabel(render.Key(ud))})
 }
 
 func (r *Reconciler) getDeployment(ctx context.Context, namespace, name string) (*appsv1.Deployment, error) {

@@ -19,15 +19,30 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/rand"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
+	"opsnorth.io/scheduler/pkg/deployments"
 	"opsnorth.io/scheduler/pkg/deployments/render"
-	"opsnorth.io/scheduler/pkg/labels"
+	"opsnorth.io/scheduler/pkg/labelkeys"
 	"opsnorth.io/scheduler/pkg/testenv"
+	"opsnorth.io/scheduler/pkg/testkit"
 )
 
 const wait = 60 * time.Second
+
+// domain is the deployment domain the tests' managers run with.
+const domain = "apps.example.com"
+
+// startManager runs the deployments manager in-process as its binary runs
+// (testkit.StartManager) as the identity of base, reconciling the
+// UserDeployments of namespace, with args.
+func startManager(t *testing.T, base *rest.Config, namespace string, args ...string) *testkit.Manager {
+	t.Helper()
+	return testkit.StartManager(t, base, deployments.NewComponent(),
+		append([]string{"--deployment-domain=" + domain, "--watch-namespace=" + namespace}, args...)...)
+}
 
 // settle is how long a test keeps watching for something that must not
 // happen (a write, a child) after the manager had its chance to do it: a
@@ -83,7 +98,7 @@ func markReady(t *testing.T, c client.Client, userNS, udKey string) {
 	require.Eventually(t, func() bool {
 		var list appsv1.DeploymentList
 		if err := c.List(context.Background(), &list, client.InNamespace(userNS),
-			client.MatchingLabels{labels.UserDeployment: render.KeyLabel(udKey)}); err != nil || len(list.Items) == 0 {
+			client.MatchingLabels{labelkeys.UserDeployment: render.KeyLabel(udKey)}); err != nil || len(list.Items) == 0 {
 			return false
 		}
 		for i := range list.Items {
@@ -119,7 +134,7 @@ func managedObjects(t *testing.T, c client.Client, user string) []string {
 	for _, gvk := range managedKinds {
 		var list unstructured.UnstructuredList
 		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-		err := c.List(context.Background(), &list, client.MatchingLabels{labels.ManagedBy: labels.ManagedByValue, labels.User: user})
+		err := c.List(context.Background(), &list, client.MatchingLabels{labelkeys.ManagedBy: labelkeys.ManagedByValue, labelkeys.User: user})
 		if apierrors.IsNotFound(err) || isNoMatch(err) {
 			continue
 		}

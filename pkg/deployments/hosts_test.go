@@ -60,8 +60,10 @@ func TestCheckHosts(t *testing.T) {
 				assert.Equal(t, v1alpha1.PhaseError, s.status.Phase)
 				assert.Equal(t, "host already in use: "+host+" (used by b/app)", s.status.LastError)
 				assert.Empty(t, s.app.Hosts)
+				assert.Equal(t, hostConflictRetry, s.requeue, "the holder may let go: look again")
 			} else {
 				assert.Equal(t, host, s.app.Hosts[0].Host)
+				assert.Zero(t, s.requeue)
 			}
 		})
 	}

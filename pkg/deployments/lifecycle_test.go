@@ -20,9 +20,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
-	"opsnorth.io/scheduler/pkg/deployments/internal/deploytest"
 	"opsnorth.io/scheduler/pkg/deployments/render"
 	"opsnorth.io/scheduler/pkg/testenv"
+	"opsnorth.io/scheduler/pkg/testkit"
 )
 
 func TestMain(m *testing.M) { testenv.RunMain(m) }
@@ -79,21 +79,21 @@ func labelValue(m *dto.Metric, name string) string {
 
 // assertNoWrites waits until at least one more reconcile ran and the queue
 // settled, then checks the manager wrote nothing.
-func assertNoWrites(t *testing.T, mgr *deploytest.Manager, before float64) {
+func assertNoWrites(t *testing.T, mgr *testkit.Manager, before float64) {
 	t.Helper()
 	require.Eventually(t, func() bool { return reconciles(t) > before }, wait, 100*time.Millisecond)
 	// The reconcile counted may be another one than the reconcile awaited:
 	// keep watching.
-	assert.Never(t, func() bool { return len(mgr.Writes()) > 0 }, settle, 100*time.Millisecond,
+	assert.Never(t, func() bool { return len(mgr.Requests.Writes()) > 0 }, settle, 100*time.Millisecond,
 		"a converged deployment costs no writes")
-	assert.Empty(t, mgr.Writes(), "a converged deployment costs no writes")
+	assert.Empty(t, mgr.Requests.Writes(), "a converged deployment costs no writes")
 }
 
 func TestTemplateLifecycle(t *testing.T) {
 	c := newClient(t)
 	ctx := context.Background()
 	ns := newNamespace(t, c)
-	mgr := deploytest.Start(t, managerConfig(t, c), ns)
+	mgr := startManager(t, testkit.ManagerConfig(t, testenv.Require(t), "deployments"), ns)
 	user := userID("alice")
 	userNS := "user-" + user
 	tmplName := "web-" + ns
@@ -154,7 +154,7 @@ func TestTemplateLifecycle(t *testing.T) {
 		sm := waitObject(t, c, render.GVKServiceMonitor, userNS, "shop-web", nil)
 		assert.Equal(t, "metrics", nested(sm, "spec", "endpoints").([]any)[0].(map[string]any)["port"])
 		ir := waitObject(t, c, render.GVKIngressRoute, userNS, "shop-admin", nil)
-		assert.Equal(t, "Host(`shop-admin."+deploytest.Domain+"`)", nested(ir, "spec", "routes").([]any)[0].(map[string]any)["match"])
+		assert.Equal(t, "Host(`shop-admin."+domain+"`)", nested(ir, "spec", "routes").([]any)[0].(map[string]any)["match"])
 		assert.Equal(t, "letsencrypt", nested(ir, "spec", "tls", "certResolver"))
 		np := waitObject(t, c, render.GVKNetworkPolicy, userNS, "shop-isolation", nil)
 		assert.Equal(t, []any{"Ingress", "Egress"}, nested(np, "spec", "policyTypes"))
@@ -167,8 +167,8 @@ func TestTemplateLifecycle(t *testing.T) {
 		got = waitPhase(t, c, ns, "shop", v1alpha1.PhaseReady)
 		assert.Equal(t, int32(4), got.Status.ReadyReplicas)
 		assert.Equal(t, []v1alpha1.IngressStatus{
-			{Service: "web", Host: "shop." + deploytest.Domain, URL: "https://shop." + deploytest.Domain, Visibility: "public"},
-			{Service: "admin", Host: "shop-admin." + deploytest.Domain, URL: "https://shop-admin." + deploytest.Domain, Visibility: "public"},
+			{Service: "web", Host: "shop." + domain, URL: "https://shop." + domain, Visibility: "public"},
+			{Service: "admin", Host: "shop-admin." + domain, URL: "https://shop-admin." + domain, Visibility: "public"},
 		}, got.Status.Ingresses)
 		assert.Contains(t, condition(got, v1alpha1.ConditionReady), "True/Ready")
 		assert.NotNil(t, got.Status.LastReconcile)
@@ -190,7 +190,7 @@ func TestTemplateLifecycle(t *testing.T) {
 
 	t.Run("converged re-reconcile writes nothing", func(t *testing.T) {
 		time.Sleep(2 * time.Second) // let the last status write's event pass
-		mgr.ResetWrites()
+		mgr.Requests.Reset()
 		before := reconciles(t)
 		cur := getUD(t, c, ns, "shop")
 		cur.Annotations = map[string]string{"touched": "yes"} // metadata only: a reconcile, no spec change

@@ -1,5 +1,4 @@
-// Package app declares the deployments manager: its flags and its controllers.
-package app
+package deployments
 
 import (
 	"context"
@@ -7,11 +6,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"opsnorth.io/scheduler/pkg/deployments"
 	"opsnorth.io/scheduler/pkg/deployments/render"
 	"opsnorth.io/scheduler/pkg/deployments/tiers"
 	"opsnorth.io/scheduler/pkg/manager"
@@ -120,8 +117,8 @@ func (o *Options) Validate() error {
 }
 
 // Config is the controller configuration the options describe.
-func (o *Options) Config() deployments.Config {
-	return deployments.Config{
+func (o *Options) Config() Config {
+	return Config{
 		Options: render.Options{
 			Domain:                     o.DeploymentDomain,
 			ClusterSecretStore:         o.ClusterSecretStore,
@@ -137,10 +134,9 @@ func (o *Options) Config() deployments.Config {
 	}
 }
 
-// NewCommand returns the deployments manager command.
-func NewCommand(options ...manager.CommandOption) *cobra.Command {
-	return manager.NewCommand(component(&Options{}), options...)
-}
+// NewComponent declares the deployments manager for manager.NewCommand: its
+// flags, their validation and its controllers. Each call has options of its own.
+func NewComponent() manager.Component { return component(&Options{}) }
 
 func component(o *Options) manager.Component {
 	return manager.Component{
@@ -150,7 +146,7 @@ func component(o *Options) manager.Component {
 		AddFlags:         o.AddFlags,
 		Validate:         o.Validate,
 		Namespaces:       func() manager.Namespaces { return o.WatchNamespaces },
-		CacheByObject:    deployments.CacheByObject,
+		CacheByObject:    CacheByObject,
 		LogValues: func() []any {
 			return []any{
 				"deploymentDomain", o.DeploymentDomain,
@@ -170,5 +166,5 @@ func component(o *Options) manager.Component {
 // DeploymentTemplates) with deps.Manager; it is the single place where they
 // are added.
 func setup(ctx context.Context, deps *manager.Deps, o *Options) error {
-	return deployments.Setup(ctx, deps, o.Config())
+	return Setup(ctx, deps, o.Config())
 }

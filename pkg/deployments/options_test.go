@@ -1,4 +1,4 @@
-package app
+package deployments
 
 import (
 	"bytes"
@@ -159,7 +159,7 @@ func TestComponent(t *testing.T) {
 }
 
 func TestHelp(t *testing.T) {
-	cmd := NewCommand()
+	cmd := manager.NewCommand(NewComponent())
 	var out bytes.Buffer
 	cmd.SetOut(&out)
 	cmd.SetArgs([]string{"--help"})

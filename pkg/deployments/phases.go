@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -78,6 +79,10 @@ func (r *Reconciler) checkDependencies(_ context.Context, s *scope) (bool, error
 	return false, nil
 }
 
+// hostConflictRetry is how often a deployment stalled on a host another one
+// holds looks again: the holder may let go.
+const hostConflictRetry = time.Minute
+
 // checkHosts refuses hosts another deployment holds. A deployment holds a
 // host while its status lists it; when two hold one (a race), the older keeps it.
 func (r *Reconciler) checkHosts(_ context.Context, s *scope) (bool, error) {
@@ -102,6 +107,7 @@ func (r *Reconciler) checkHosts(_ context.Context, s *scope) (bool, error) {
 		msg := "host already in use: " + strings.Join(conflicts, ", ")
 		s.setCondition(ConditionIngressReady, metav1.ConditionFalse, ReasonHostConflict, msg)
 		s.fail(conditions.Stalled, ReasonHostConflict, msg)
+		s.requeue = hostConflictRetry
 		return true, nil
 	}
 	s.app.Hosts = hosts
@@ -223,8 +229,8 @@ func (r *Reconciler) pruneChildren(ctx context.Context, s *scope) (bool, error) 
 	return false, nil
 }
 
-// observe sums ready replicas and decides between provisioning, ready and stopped.
-func (r *Reconciler) observe(ctx context.Context, s *scope) (bool, error) {
+// observeRollout sums ready replicas and decides between provisioning, ready and stopped.
+func (r *Reconciler) observeRollout(ctx context.Context, s *scope) (bool, error) {
 	s.status.Ingresses = slices.Clone(s.app.Hosts)
 	var ready int32
 	converged := !s.wrote

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/events"
@@ -55,6 +54,9 @@ type scope struct {
 	failed string
 	// gone is set once the finalizer was removed: no status to write.
 	gone bool
+	// requeue is when to look again although nothing changes: a phase that
+	// waits on something no watch reports sets it.
+	requeue time.Duration
 }
 
 type phase func(ctx context.Context, s *scope) (stop bool, err error)
@@ -83,7 +85,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		phases = []phase{r.deleteChildren, r.releaseNamespace, r.markDeleted, r.removeFinalizer}
 	} else {
 		phases = []phase{r.ensureFinalizer, r.resolveTemplate, r.resolveTier, r.checkDependencies,
-			r.checkHosts, r.ensureNamespace, r.applyChildren, r.pruneChildren, r.observe}
+			r.checkHosts, r.ensureNamespace, r.applyChildren, r.pruneChildren, r.observeRollout}
 	}
 	result, runErr := r.runPhases(ctx, s, phases)
 	if s.gone {
@@ -97,11 +99,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.writeStatus(ctx, cached, s); err != nil {
 		return result, errors.Join(runErr, err)
 	}
-	if runErr == nil && s.status.Phase == v1alpha1.PhaseError {
-		// Stalled on a host conflict: the holder may let go.
-		if c := meta.FindStatusCondition(s.status.Conditions, ConditionIngressReady); c != nil && c.Reason == ReasonHostConflict {
-			result.RequeueAfter = time.Minute
-		}
+	if runErr == nil {
+		result.RequeueAfter = s.requeue
 	}
 	return result, runErr
 }

@@ -7,9 +7,7 @@ import (
 
 	"k8s.io/client-go/dynamic"
 	toolscache "k8s.io/client-go/tools/cache"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
@@ -32,8 +30,8 @@ func Setup(_ context.Context, deps *manager.Deps, cfg Config) error {
 		return fmt.Errorf("dynamic client: %w", err)
 	}
 	dynInf := newDynamicInformers(dyn, resources)
-	if err := mgr.Add(dynInf); err != nil {
-		return fmt.Errorf("add third-party informers: %w", err)
+	if err := manager.AddInformerFactory(mgr, "third-party", dynInf.factory); err != nil {
+		return err
 	}
 
 	factories := deps.Informers.Factories()
@@ -54,10 +52,7 @@ func Setup(_ context.Context, deps *manager.Deps, cfg Config) error {
 	r.apply = &applier{client: mgr.GetClient(), reader: r.reader, owner: deps.FieldOwner}
 	registerMetrics()
 
-	// One controller per manager; a process may run several managers one
-	// after another (tests restart it), so the global name check is skipped.
-	b := ctrl.NewControllerManagedBy(mgr).Named("userdeployment").
-		WithOptions(controller.Options{SkipNameValidation: ptr.To(true)})
+	b := ctrl.NewControllerManagedBy(mgr).Named("userdeployment")
 	for _, f := range factories {
 		inf := f.Scheduler().V1alpha1().UserDeployments().Informer()
 		if err := inf.AddIndexers(indexers); err != nil {

@@ -8,7 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"opsnorth.io/scheduler/pkg/deployments/render"
-	"opsnorth.io/scheduler/pkg/labels"
+	"opsnorth.io/scheduler/pkg/labelkeys"
 )
 
 func request(obj client.Object) reconcile.Request {
@@ -43,7 +43,7 @@ func (r *Reconciler) mapChild(_ context.Context, obj client.Object) []reconcile.
 			return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}}
 		}
 	}
-	user := obj.GetLabels()[labels.User]
+	user := obj.GetLabels()[labelkeys.User]
 	if user == "" {
 		return nil
 	}

@@ -13,7 +13,7 @@ import (
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 	"opsnorth.io/scheduler/pkg/deployments/render"
-	"opsnorth.io/scheduler/pkg/labels"
+	"opsnorth.io/scheduler/pkg/labelkeys"
 )
 
 func req(ns, name string) reconcile.Request {
@@ -51,7 +51,7 @@ func TestMappings(t *testing.T) {
 
 	child := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{render.AnnotationUserDeployment: "b.shop"}}}
 	assert.Equal(t, []reconcile.Request{req("b", "shop")}, r.mapChild(t.Context(), child))
-	quota := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{labels.User: "u1"}}}
+	quota := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{labelkeys.User: "u1"}}}
 	assert.ElementsMatch(t, []reconcile.Request{req("a", "api"), req("a", "front")}, r.mapChild(t.Context(), quota))
 	assert.Empty(t, r.mapChild(t.Context(), &corev1.ConfigMap{}))
 

@@ -1,7 +1,7 @@
-// Package labels holds the label keys and values every manager puts on the
+// Package labelkeys holds the label keys and values every manager puts on the
 // objects it creates, so watches, caches and cleanup can select exactly the
 // suite's objects.
-package labels
+package labelkeys
 
 // Keys and values common to every object a manager creates.
 const (

@@ -5,17 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"reflect"
 	"sync/atomic"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 )
 
 // InformerFactory is the part of a client-go style SharedInformerFactory
-// (including generated ones) that InformerRunnable drives.
-type InformerFactory interface {
+// that InformerRunnable drives: typed and generated factories key their
+// caches by reflect.Type, dynamic ones by GroupVersionResource.
+type InformerFactory[K comparable] interface {
 	Start(stopCh <-chan struct{})
-	WaitForCacheSync(stopCh <-chan struct{}) map[reflect.Type]bool
+	WaitForCacheSync(stopCh <-chan struct{}) map[K]bool
 	Shutdown()
 }
 
@@ -23,20 +23,20 @@ type InformerFactory interface {
 // every replica (it does not need leader election), waits for its caches to
 // sync, and shuts the factory down when the manager stops. Informers must be
 // requested from the factory before the manager starts to be started.
-type InformerRunnable struct {
+type InformerRunnable[K comparable] struct {
 	name    string
-	factory InformerFactory
+	factory InformerFactory[K]
 	synced  atomic.Bool
 }
 
 // NewInformerRunnable returns a runnable for factory; name identifies it in
 // errors and in its readiness check.
-func NewInformerRunnable(name string, factory InformerFactory) *InformerRunnable {
-	return &InformerRunnable{name: name, factory: factory}
+func NewInformerRunnable[K comparable](name string, factory InformerFactory[K]) *InformerRunnable[K] {
+	return &InformerRunnable[K]{name: name, factory: factory}
 }
 
 // Start starts the factory and blocks until ctx is cancelled.
-func (r *InformerRunnable) Start(ctx context.Context) error {
+func (r *InformerRunnable[K]) Start(ctx context.Context) error {
 	r.factory.Start(ctx.Done())
 	defer r.factory.Shutdown()
 	for typ, ok := range r.factory.WaitForCacheSync(ctx.Done()) {
@@ -53,10 +53,10 @@ func (r *InformerRunnable) Start(ctx context.Context) error {
 }
 
 // NeedLeaderElection reports false: informers feed every replica.
-func (r *InformerRunnable) NeedLeaderElection() bool { return false }
+func (r *InformerRunnable[K]) NeedLeaderElection() bool { return false }
 
 // Synced is a healthz.Checker that fails until the factory's caches synced.
-func (r *InformerRunnable) Synced(_ *http.Request) error {
+func (r *InformerRunnable[K]) Synced(_ *http.Request) error {
 	if !r.synced.Load() {
 		return errors.New("informer caches not synced")
 	}
@@ -65,7 +65,7 @@ func (r *InformerRunnable) Synced(_ *http.Request) error {
 
 // AddInformerFactory adds an InformerRunnable for factory to mgr and a readyz
 // check named "<name>-informers" that passes once its caches synced.
-func AddInformerFactory(mgr ctrl.Manager, name string, factory InformerFactory) error {
+func AddInformerFactory[K comparable](mgr ctrl.Manager, name string, factory InformerFactory[K]) error {
 	r := NewInformerRunnable(name, factory)
 	if err := mgr.Add(r); err != nil {
 		return fmt.Errorf("add informers %s: %w", name, err)

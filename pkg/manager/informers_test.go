@@ -94,7 +94,7 @@ func TestAddInformerFactory(t *testing.T) {
 	m := &recordingManager{readyz: map[string]healthz.Checker{}}
 	require.NoError(t, AddInformerFactory(m, "scheduler", &fakeFactory{}))
 	require.Len(t, m.runnables, 1)
-	r, ok := m.runnables[0].(*InformerRunnable)
+	r, ok := m.runnables[0].(*InformerRunnable[reflect.Type])
 	require.True(t, ok)
 	require.Contains(t, m.readyz, "scheduler-informers")
 	assert.Error(t, m.readyz["scheduler-informers"](nil))

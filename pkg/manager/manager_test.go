@@ -45,6 +45,7 @@ func TestManagerOptions(t *testing.T) {
 	assert.Equal(t, opts.RetryPeriod, *got.RetryPeriod)
 	assert.Equal(t, opts.GracefulShutdownTimeout, *got.GracefulShutdownTimeout)
 	assert.Equal(t, 7, got.Controller.MaxConcurrentReconciles)
+	assert.Equal(t, new(true), got.Controller.SkipNameValidation, "tests run several managers in one process")
 	assert.NotNil(t, got.Cache.DefaultTransform)
 	assert.Equal(t, map[string]cache.Config{"a": {}, "b": {}}, got.Cache.DefaultNamespaces)
 	require.Len(t, got.Cache.ByObject, 1)

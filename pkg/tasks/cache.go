@@ -10,7 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	k8slabels "k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/labels"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -59,7 +59,7 @@ func CacheByObject() map[client.Object]cache.ByObject {
 }
 
 // jobSelector selects the Jobs (and their pods) of AgentTasks.
-func jobSelector() k8slabels.Selector { return k8slabels.SelectorFromSet(selectorLabels()) }
+func jobSelector() labels.Selector { return labels.SelectorFromSet(selectorLabels()) }
 
 // trimTask drops what the controller never reads from cached AgentTasks:
 // managed fields, labels, annotations (kubectl's last-applied copy among

@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	k8slabels "k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 
@@ -149,8 +149,8 @@ func TestCacheSelectsRunningPods(t *testing.T) {
 	} {
 		assert.Equal(t, cached, pods.Field.Matches(fields.Set{"status.phase": string(phase)}), "a %s pod is cached", phase)
 	}
-	assert.True(t, pods.Label.Matches(k8slabels.Set(jobLabels(fullTask()))), "a task's pod is cached")
-	assert.False(t, pods.Label.Matches(k8slabels.Set{"app": "other"}))
+	assert.True(t, pods.Label.Matches(labels.Set(jobLabels(fullTask()))), "a task's pod is cached")
+	assert.False(t, pods.Label.Matches(labels.Set{"app": "other"}))
 }
 
 func TestPodTask(t *testing.T) {

@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -9,14 +10,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	batchclient "k8s.io/client-go/kubernetes/typed/batch/v1"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
@@ -24,7 +23,6 @@ import (
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 	"opsnorth.io/scheduler/generated/clientset/versioned"
-	"opsnorth.io/scheduler/generated/informers/externalversions"
 	listers "opsnorth.io/scheduler/generated/listers/scheduler/v1alpha1"
 	"opsnorth.io/scheduler/pkg/manager"
 	"opsnorth.io/scheduler/pkg/webhook"
@@ -32,31 +30,6 @@ import (
 
 // ControllerName names the AgentTask controller in logs and metrics.
 const ControllerName = "agenttask"
-
-// Deps are what the controller is built from; FromManager takes them from the
-// shared manager runtime.
-type Deps struct {
-	Manager ctrl.Manager
-	// Clientset writes AgentTask status (server-side apply under FieldOwner).
-	Clientset versioned.Interface
-	// Factories, by watched namespace ("" for all), hold the AgentTask
-	// informers; they start with the manager.
-	Factories  map[string]externalversions.SharedInformerFactory
-	FieldOwner string
-	// MaxConcurrentReconciles is the number of workers.
-	MaxConcurrentReconciles int
-}
-
-// FromManager returns the controller's dependencies from the manager runtime's.
-func FromManager(d *manager.Deps) Deps {
-	return Deps{
-		Manager:                 d.Manager,
-		Clientset:               d.Clientset,
-		Factories:               d.Informers.ByNamespace(),
-		FieldOwner:              d.FieldOwner,
-		MaxConcurrentReconciles: d.Options.MaxConcurrentReconciles,
-	}
-}
 
 // Reconciler runs each AgentTask as exactly one Job and keeps the task's
 // status true to the Job and its pod.
@@ -75,10 +48,11 @@ type Reconciler struct {
 }
 
 // Setup registers the AgentTask controller with d.Manager.
-func Setup(ctx context.Context, d Deps, cfg Config) error {
+func Setup(ctx context.Context, d *manager.Deps, cfg Config) error {
 	registerMetrics()
 	mgr := d.Manager
-	jobs, err := newJobStoreFor(mgr, slices.Collect(maps.Keys(d.Factories)))
+	factories := d.Informers.ByNamespace()
+	jobs, err := newJobStoreFor(mgr, slices.Collect(maps.Keys(factories)))
 	if err != nil {
 		return err
 	}
@@ -105,12 +79,12 @@ func Setup(ctx context.Context, d Deps, cfg Config) error {
 	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
-		WithOptions(controller.Options{MaxConcurrentReconciles: d.MaxConcurrentReconciles}).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podTask))
+	jobOwner := handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &v1alpha1.AgentTask{}, handler.OnlyControllerOwner())
 	for _, inf := range jobs.informers {
-		b = b.WatchesRawSource(&source.Informer{Informer: inf, Handler: handler.EnqueueRequestsFromMapFunc(jobTask)})
+		b = b.WatchesRawSource(&source.Informer{Informer: inf, Handler: jobOwner})
 	}
-	for ns, f := range d.Factories {
+	for ns, f := range factories {
 		inf := f.InformerFor(&v1alpha1.AgentTask{}, unsettledTasks(ns))
 		if err := inf.SetTransform(trimTask); err != nil {
 			return fmt.Errorf("set agenttask informer transform: %w", err)
@@ -147,15 +121,6 @@ func newJobStoreFor(mgr ctrl.Manager, namespaces []string) (*jobStore, error) {
 	return jobs, nil
 }
 
-// jobTask maps a Job to the AgentTask that controls it.
-func jobTask(_ context.Context, obj client.Object) []reconcile.Request {
-	ref := metav1.GetControllerOf(obj)
-	if ref == nil || ref.Kind != "AgentTask" || ref.APIVersion != v1alpha1.SchemeGroupVersion.String() {
-		return nil
-	}
-	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: ref.Name}}}
-}
-
 // podTask maps a pod to the AgentTask its Job is named after (JobName).
 // Cached pods carry no labels (trimMeta), but the cache selected only pods
 // of task Jobs.
@@ -178,8 +143,26 @@ func (r *Reconciler) getTask(key types.NamespacedName) (*v1alpha1.AgentTask, err
 	return nil, apierrors.NewNotFound(v1alpha1.Resource("agenttasks"), key.Name)
 }
 
-// errorf counts an error of type kind and wraps it.
+// kindError is an error of the step that failed, ErrorsTotal's label.
+type kindError struct {
+	kind string
+	err  error
+}
+
+func (e *kindError) Error() string { return e.err.Error() }
+func (e *kindError) Unwrap() error { return e.err }
+
+// errorf returns an error of type kind; countError counts it where it
+// leaves the manager's code (a reconcile or a delivery's load or record).
 func errorf(kind, format string, args ...any) error {
-	ErrorsTotal.WithLabelValues(kind).Inc()
-	return fmt.Errorf(format, args...)
+	return &kindError{kind: kind, err: fmt.Errorf(format, args...)}
+}
+
+// countError counts err in ErrorsTotal by its type, if it has one, and
+// returns it.
+func countError(err error) error {
+	if ke, ok := errors.AsType[*kindError](err); ok {
+		ErrorsTotal.WithLabelValues(ke.kind).Inc()
+	}
+	return err
 }

@@ -21,10 +21,9 @@ import (
 func TestNoDuplicateJob(t *testing.T) {
 	const n = 12
 	k := newCluster(t, "tasks-dup")
-	cfg := testConfig(t, false)
 	createdBefore := testutil.ToFloat64(tasks.CreatedTotal)
-	stopA := startManager(t, k.ns, cfg, nil)
-	stopB := startManager(t, k.ns, cfg, nil)
+	a := startManager(t, k.ns, testArgs(false)...)
+	b := startManager(t, k.ns, testArgs(false)...)
 	names := make([]string, n)
 	for i := range names {
 		names[i] = fmt.Sprintf("dup-%d", i)
@@ -45,14 +44,14 @@ func TestNoDuplicateJob(t *testing.T) {
 			"each Job is created by exactly one manager; the other adopts it")
 	}, wait, 20*time.Millisecond)
 
-	stopA()
-	stopB()
+	a.Stop(t)
+	b.Stop(t)
 	started := time.Now().Truncate(time.Second)
 	for _, name := range names[:n/2] {
 		k.runPod(k.job(name), started)
 	}
 	reconciled := reconcileCount(t)
-	startManager(t, k.ns, cfg, nil)
+	startManager(t, k.ns, testArgs(false)...)
 	for _, name := range names[:n/2] {
 		k.waitPhase(name, v1alpha1.TaskRunning)
 	}

@@ -2,9 +2,6 @@ package tasks_test
 
 import (
 	"context"
-	"net/http"
-	"net/netip"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,25 +13,16 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 	"opsnorth.io/scheduler/generated/clientset/versioned"
-	"opsnorth.io/scheduler/generated/informers/externalversions"
-	"opsnorth.io/scheduler/pkg/manager"
 	"opsnorth.io/scheduler/pkg/tasks"
 	"opsnorth.io/scheduler/pkg/testenv"
-	"opsnorth.io/scheduler/pkg/webhook"
+	"opsnorth.io/scheduler/pkg/testkit"
 )
 
 func TestMain(m *testing.M) { testenv.RunMain(m) }
-
-const fieldOwner = "opsnorth-scheduler-tasks"
 
 // wait is the Eventually timeout: the machine is shared and loaded.
 const wait = 60 * time.Second
@@ -56,96 +44,30 @@ var scheme = func() *runtime.Scheme {
 	return s
 }()
 
-// writeCounter is an http.RoundTripper wrapper counting the requests that
-// change something (anything but GET: LIST and WATCH are GETs too).
-type writeCounter struct {
-	writes atomic.Int64
-}
-
-func (c *writeCounter) wrap(rt http.RoundTripper) http.RoundTripper {
-	return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
-		if req.Method != http.MethodGet {
-			c.writes.Add(1)
-		}
-		return rt.RoundTrip(req)
-	})
-}
-
-type roundTripperFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripperFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
-
-// startManager runs the tasks controller, built by the same tasks.Setup the
-// binary calls, in a manager watching namespace, until the returned stop is
-// called (or the test ends). The manager is assembled as pkg/manager.Run does
-// it; leader election, metrics and probe servers are off. counter, when not
-// nil, sees every request of the manager.
-func startManager(t *testing.T, namespace string, cfg tasks.Config, counter *writeCounter) (stop func()) {
+// startManager runs the tasks manager in-process as its binary runs
+// (testkit.StartManager) as an admin, watching namespace, with testArgs
+// and then args, until it is stopped or the test ends.
+func startManager(t *testing.T, namespace string, args ...string) *testkit.Manager {
 	t.Helper()
-	var wrap func(http.RoundTripper) http.RoundTripper
-	if counter != nil {
-		wrap = counter.wrap
-	}
-	return startManagerWith(t, namespace, cfg, testenv.Require(t).Config, wrap)
+	return startManagerAs(t, testenv.Require(t).Config, namespace, args...)
 }
 
-// startManagerWith is startManager with the manager's identity (base) and
-// any wrapper of its transport.
-func startManagerWith(t *testing.T, namespace string, cfg tasks.Config, base *rest.Config, wrap func(http.RoundTripper) http.RoundTripper) (stop func()) {
+// startManagerAs is startManager with the manager's identity.
+func startManagerAs(t *testing.T, base *rest.Config, namespace string, args ...string) *testkit.Manager {
 	t.Helper()
-	restCfg := rest.CopyConfig(base)
-	if wrap != nil {
-		restCfg.Wrap(wrap)
-	}
-	mgr, err := ctrl.NewManager(restCfg, ctrl.Options{
-		Scheme: scheme,
-		Cache: cache.Options{
-			DefaultTransform:  cache.TransformStripManagedFields(),
-			DefaultNamespaces: map[string]cache.Config{namespace: {}},
-			ByObject:          tasks.CacheByObject(),
-		},
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		LeaderElection:         false,
-		// Several managers run in this one test process, one after another
-		// or side by side; the controller name repeats.
-		Controller: ctrlconfig.Controller{SkipNameValidation: ptr.To(true)},
-	})
-	require.NoError(t, err)
-	cs, err := versioned.NewForConfig(restCfg)
-	require.NoError(t, err)
-	factory := externalversions.NewSharedInformerFactoryWithOptions(cs, 0, externalversions.WithNamespace(namespace))
-	require.NoError(t, manager.AddInformerFactory(mgr, "scheduler-0", factory))
-	ctx, cancel := context.WithCancel(context.Background())
-	require.NoError(t, tasks.Setup(ctx, tasks.Deps{
-		Manager: mgr, Clientset: cs, Factories: map[string]externalversions.SharedInformerFactory{namespace: factory},
-		FieldOwner: fieldOwner, MaxConcurrentReconciles: 4,
-	}, cfg))
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	stopped := false
-	stop = func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		cancel()
-		require.NoError(t, <-done)
-	}
-	t.Cleanup(stop)
-	return stop
+	return testkit.StartManager(t, base, tasks.NewComponent(),
+		append([]string{"--task-namespace=" + namespace, "--max-concurrent-reconciles=4"}, args...)...)
 }
 
-// testConfig is the default configuration with fast webhook retries and the
-// loopback receivers of the tests allowed.
-func testConfig(t *testing.T, allowLoopback bool) tasks.Config {
-	cfg := tasks.DefaultConfig()
-	cfg.Webhook.Policy = webhook.Policy{BaseDelay: 300 * time.Millisecond, MaxDelay: time.Second, MaxAttempts: 8}
-	cfg.Webhook.Timeout = 3 * time.Second
+// testArgs are the default flags with fast webhook retries and, with
+// allowLoopback, the loopback receivers of the tests allowed.
+func testArgs(allowLoopback bool) []string {
+	args := []string{"--webhook-retry-base-delay=300ms", "--webhook-retry-max-delay=1s",
+		"--webhook-max-attempts=8", "--webhook-timeout=3s"}
 	if allowLoopback {
-		cfg.Webhook.Guard.Allowed = mustCIDRs(t, "127.0.0.0/8")
+		args = append(args, "--webhook-allowed-cidrs=127.0.0.0/8")
 	}
-	return cfg
+	return args
 }
 
 // cluster is the test's view of the API server, as admin and uncounted.
@@ -176,10 +98,7 @@ func (k *cluster) with(t *testing.T) *cluster {
 
 func (k *cluster) createTask(name string, mutate ...func(*v1alpha1.AgentTask)) *v1alpha1.AgentTask {
 	k.t.Helper()
-	task := &v1alpha1.AgentTask{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: k.ns},
-		Spec:       v1alpha1.AgentTaskSpec{TaskID: "id-" + name, UserID: "user-1", Image: "ghcr.io/acme/agent:1.2"},
-	}
+	task := testkit.MakeAgentTask(name, k.ns).Obj()
 	for _, m := range mutate {
 		m(task)
 	}
@@ -223,11 +142,4 @@ func (k *cluster) jobsOf(name string) []batchv1.Job {
 	require.NoError(k.t, k.c.List(context.Background(), jobs, client.InNamespace(k.ns),
 		client.MatchingLabels{"scheduler.opsnorth.io/agent-task": name}))
 	return jobs.Items
-}
-
-func mustCIDRs(t *testing.T, items ...string) []netip.Prefix {
-	t.Helper()
-	out, err := webhook.ParseCIDRs(items)
-	require.NoError(t, err)
-	return out
 }

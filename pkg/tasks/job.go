@@ -11,7 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
-	"opsnorth.io/scheduler/pkg/labels"
+	"opsnorth.io/scheduler/pkg/labelkeys"
 )
 
 // ContainerName is the name of the agent's container in the task's pod.
@@ -30,8 +30,8 @@ func JobName(task *v1alpha1.AgentTask) string { return task.Name }
 // manager's cache selects on.
 func selectorLabels() map[string]string {
 	return map[string]string{
-		labels.ManagedBy: labels.ManagedByValue,
-		labels.Component: componentValue,
+		labelkeys.ManagedBy: labelkeys.ManagedByValue,
+		labelkeys.Component: componentValue,
 	}
 }
 
@@ -39,13 +39,13 @@ func selectorLabels() map[string]string {
 func jobLabels(task *v1alpha1.AgentTask) map[string]string {
 	out := selectorLabels()
 	maps.Copy(out, map[string]string{
-		labels.PartOf:          labels.PartOfValue,
-		labels.Name:            "agent-task",
-		labels.Instance:        task.Name,
-		labels.LegacyManagedBy: labels.ManagedByValue,
-		labels.TaskID:          task.Spec.TaskID,
-		labels.UserID:          task.Spec.UserID,
-		labels.AgentTask:       task.Name,
+		labelkeys.PartOf:          labelkeys.PartOfValue,
+		labelkeys.Name:            "agent-task",
+		labelkeys.Instance:        task.Name,
+		labelkeys.LegacyManagedBy: labelkeys.ManagedByValue,
+		labelkeys.TaskID:          task.Spec.TaskID,
+		labelkeys.UserID:          task.Spec.UserID,
+		labelkeys.AgentTask:       task.Name,
 	})
 	return out
 }

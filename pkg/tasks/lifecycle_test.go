@@ -3,8 +3,6 @@ package tasks_test
 import (
 	"context"
 	"net/http"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,48 +18,8 @@ import (
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 	"opsnorth.io/scheduler/pkg/tasks"
-	"opsnorth.io/scheduler/pkg/testenv"
 	"opsnorth.io/scheduler/pkg/testkit"
 )
-
-// requestLog records the manager's successful requests, watches aside, as
-// "METHOD path".
-type requestLog struct {
-	mu     sync.Mutex
-	writes []string
-}
-
-func (l *requestLog) wrap(rt http.RoundTripper) http.RoundTripper {
-	return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
-		resp, err := rt.RoundTrip(req)
-		if err == nil && req.URL.Query().Get("watch") != "true" && resp.StatusCode/100 == 2 {
-			l.mu.Lock()
-			l.writes = append(l.writes, req.Method+" "+req.URL.Path)
-			l.mu.Unlock()
-		}
-		return resp, err
-	})
-}
-
-// count returns the requests of method whose path contains each of parts.
-func (l *requestLog) count(method string, parts ...string) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	n := 0
-next:
-	for _, w := range l.writes {
-		if !strings.HasPrefix(w, method+" ") {
-			continue
-		}
-		for _, p := range parts {
-			if !strings.Contains(w, p) {
-				continue next
-			}
-		}
-		n++
-	}
-	return n
-}
 
 // TestWritesPerLifecycle counts the manager's writes for one task with a
 // webhook, from creation to delivered, and the events it reports: a pod that
@@ -79,10 +37,8 @@ func TestWritesPerLifecycle(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			k := newCluster(t, tt.namespace)
-			log := &requestLog{}
-			cfg := testConfig(t, true)
-			cfg.PendingStatusDelay = 2 * time.Second
-			startManagerWith(t, k.ns, cfg, testenv.Require(t).Config, log.wrap)
+			const pendingDelay = 2 * time.Second
+			log := startManager(t, k.ns, append(testArgs(true), "--pending-status-delay="+pendingDelay.String())...).Requests
 			rcv := testkit.NewReceiver(t, testkit.OK)
 			k.createTask("counted", func(at *v1alpha1.AgentTask) { at.Spec.WebhookURL = rcv.URL })
 			job := k.job("counted")
@@ -97,9 +53,9 @@ func TestWritesPerLifecycle(t *testing.T) {
 
 			// A request is logged when its response arrives, which may trail
 			// the status the test saw: wait for the counts...
-			jobCreates := func() int { return log.count(http.MethodPost, "/jobs") }
-			statusWrites := func() int { return log.count(http.MethodPatch, "/agenttasks/counted/status") }
-			podReads := func() int { return log.count(http.MethodGet, "/pods/") }
+			jobCreates := func() int { return log.Count(http.MethodPost, "/jobs") }
+			statusWrites := func() int { return log.Count(http.MethodPatch, "/agenttasks/counted/status") }
+			podReads := func() int { return log.Count(http.MethodGet, "/pods/") }
 			assert.EventuallyWithT(t, func(c *assert.CollectT) {
 				assert.Equal(c, 1, jobCreates(), "one Job create")
 				assert.Equal(c, tt.statusWrites, statusWrites(), "status writes")
@@ -110,12 +66,12 @@ func TestWritesPerLifecycle(t *testing.T) {
 			// creation) and a reconcile's worth of slack.
 			assert.Never(t, func() bool {
 				return jobCreates() > 1 || statusWrites() > tt.statusWrites || podReads() > 1
-			}, cfg.PendingStatusDelay+settle, 100*time.Millisecond, "a write or read after the counted ones")
+			}, pendingDelay+settle, 100*time.Millisecond, "a write or read after the counted ones")
 			assert.Equal(t, 1, jobCreates(), "one Job create")
 			assert.Equal(t, tt.statusWrites, statusWrites(), "status writes")
 			assert.Equal(t, 1, podReads(), "the finished pod is read once, by name, after it left the cache")
-			t.Logf("writes: %d Job, %d status, %d event", log.count(http.MethodPost, "/jobs"),
-				log.count(http.MethodPatch, "/agenttasks/"), log.count(http.MethodPost, "/events")+log.count(http.MethodPatch, "/events"))
+			t.Logf("writes: %d Job, %d status, %d event", log.Count(http.MethodPost, "/jobs"),
+				log.Count(http.MethodPatch, "/agenttasks/"), log.Count(http.MethodPost, "/events")+log.Count(http.MethodPatch, "/events"))
 			assertTaskEvents(t, k, "counted", "Succeeded", "WebhookDelivered")
 		})
 	}
@@ -174,7 +130,7 @@ func TestExistingJob(t *testing.T) {
 	require.NoError(t, k.c.Create(t.Context(), hidden))
 	foreign := bareJob(k.ns, "taken")
 	require.NoError(t, k.c.Create(t.Context(), foreign))
-	startManager(t, k.ns, testConfig(t, false), nil)
+	startManager(t, k.ns, testArgs(false)...)
 
 	task := k.waitPhase("hidden", v1alpha1.TaskPending)
 	assert.Equal(t, "hidden", task.Status.JobName)

@@ -64,7 +64,7 @@ func TestMetrics(t *testing.T) {
 	}
 	startups, startupSum := histogram(t, tasks.StartupDuration)
 	creations, _ := histogram(t, tasks.JobCreationDuration)
-	startManager(t, k.ns, testConfig(t, false), nil)
+	startManager(t, k.ns, testArgs(false)...)
 
 	for name, exit := range map[string]int32{"good": 0, "bad": 1} {
 		k.createTask(name)

@@ -1,5 +1,4 @@
-// Package app declares the tasks manager: its flags and its controllers.
-package app
+package tasks
 
 import (
 	"context"
@@ -7,11 +6,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"opsnorth.io/scheduler/pkg/manager"
-	"opsnorth.io/scheduler/pkg/tasks"
 	"opsnorth.io/scheduler/pkg/webhook"
 )
 
@@ -27,13 +24,13 @@ type Options struct {
 	// DefaultTTLSecondsAfterFinished is the Jobs' ttlSecondsAfterFinished
 	// unless a task sets its own.
 	DefaultTTLSecondsAfterFinished int32
-	// PendingStatusDelay delays a new task's Pending status; see tasks.Config.
+	// PendingStatusDelay delays a new task's Pending status; see Config.
 	PendingStatusDelay time.Duration
 }
 
 // AddFlags registers the tasks flags on fs, setting o to their defaults.
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
-	def := tasks.DefaultConfig()
+	def := DefaultConfig()
 	o.TaskNamespaces = manager.Namespaces{"agent-tasks"}
 	fs.Var(&o.TaskNamespaces, "task-namespace",
 		"Comma-separated namespaces whose AgentTasks are reconciled; empty means all namespaces.")
@@ -63,12 +60,12 @@ func (o *Options) Validate() error {
 }
 
 // Config returns the controller configuration of validated options.
-func (o *Options) Config() (tasks.Config, error) {
+func (o *Options) Config() (Config, error) {
 	hooks, err := o.Webhook.Config("opsnorth-scheduler-tasks/" + manager.Version())
 	if err != nil {
-		return tasks.Config{}, err
+		return Config{}, err
 	}
-	cfg := tasks.DefaultConfig()
+	cfg := DefaultConfig()
 	cfg.AllowPrivileged = o.AllowPrivilegedTasks
 	cfg.DefaultTTLSecondsAfterFinished = o.DefaultTTLSecondsAfterFinished
 	cfg.PendingStatusDelay = o.PendingStatusDelay
@@ -76,10 +73,9 @@ func (o *Options) Config() (tasks.Config, error) {
 	return cfg, nil
 }
 
-// NewCommand returns the tasks manager command.
-func NewCommand(options ...manager.CommandOption) *cobra.Command {
-	return manager.NewCommand(component(&Options{}), options...)
-}
+// NewComponent declares the tasks manager for manager.NewCommand: its
+// flags, their validation and its controllers. Each call has options of its own.
+func NewComponent() manager.Component { return component(&Options{}) }
 
 func component(o *Options) manager.Component {
 	return manager.Component{
@@ -89,7 +85,7 @@ func component(o *Options) manager.Component {
 		AddFlags:         o.AddFlags,
 		Validate:         o.Validate,
 		Namespaces:       func() manager.Namespaces { return o.TaskNamespaces },
-		CacheByObject:    tasks.CacheByObject,
+		CacheByObject:    CacheByObject,
 		LogValues: func() []any {
 			return append(o.Webhook.LogValues(),
 				"allowPrivilegedTasks", o.AllowPrivilegedTasks,
@@ -108,5 +104,5 @@ func setup(ctx context.Context, deps *manager.Deps, o *Options) error {
 	if err != nil {
 		return err
 	}
-	return tasks.Setup(ctx, tasks.FromManager(deps), cfg)
+	return Setup(ctx, deps, cfg)
 }

@@ -1,4 +1,4 @@
-package app
+package tasks
 
 import (
 	"bytes"
@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"opsnorth.io/scheduler/pkg/manager"
-	"opsnorth.io/scheduler/pkg/tasks"
 	"opsnorth.io/scheduler/pkg/webhook"
 )
 
@@ -88,15 +87,15 @@ var tasksEnv = []string{
 }
 
 func TestTaskFlags(t *testing.T) {
-	defaults := tasks.DefaultConfig()
+	defaults := DefaultConfig()
 	tests := []struct {
 		name    string
 		env     map[string]string
 		args    []string
-		check   func(t *testing.T, cfg tasks.Config)
+		check   func(t *testing.T, cfg Config)
 		wantErr string
 	}{
-		{name: "defaults", check: func(t *testing.T, cfg tasks.Config) {
+		{name: "defaults", check: func(t *testing.T, cfg Config) {
 			assert.False(t, cfg.AllowPrivileged)
 			assert.Empty(t, cfg.Webhook.Guard.Allowed)
 			assert.Equal(t, 10*time.Second, cfg.Webhook.Timeout)
@@ -111,7 +110,7 @@ func TestTaskFlags(t *testing.T) {
 			"--allow-privileged-tasks", "--webhook-allowed-cidrs=127.0.0.1,10.0.0.0/8", "--webhook-timeout=3s",
 			"--webhook-max-attempts=2", "--webhook-retry-base-delay=1s", "--webhook-retry-max-delay=4s",
 			"--default-ttl-seconds-after-finished=60", "--webhook-workers=3", "--webhook-max-per-host=1",
-		}, check: func(t *testing.T, cfg tasks.Config) {
+		}, check: func(t *testing.T, cfg Config) {
 			assert.True(t, cfg.AllowPrivileged)
 			assert.Equal(t, []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32"), netip.MustParsePrefix("10.0.0.0/8")}, cfg.Webhook.Guard.Allowed)
 			assert.Equal(t, 3*time.Second, cfg.Webhook.Timeout)
@@ -123,14 +122,14 @@ func TestTaskFlags(t *testing.T) {
 		{name: "env", env: map[string]string{
 			"ALLOW_PRIVILEGED_TASKS": "true", "WEBHOOK_ALLOWED_CIDRS": "192.168.0.0/16", "WEBHOOK_MAX_ATTEMPTS": "3",
 			"DEFAULT_TTL_SECONDS_AFTER_FINISHED": "0",
-		}, check: func(t *testing.T, cfg tasks.Config) {
+		}, check: func(t *testing.T, cfg Config) {
 			assert.True(t, cfg.AllowPrivileged)
 			assert.Equal(t, []netip.Prefix{netip.MustParsePrefix("192.168.0.0/16")}, cfg.Webhook.Guard.Allowed)
 			assert.Equal(t, int32(3), cfg.Webhook.Policy.MaxAttempts)
 			assert.Equal(t, int32(0), cfg.DefaultTTLSecondsAfterFinished)
 		}},
 		{name: "flag wins over env", env: map[string]string{"WEBHOOK_MAX_ATTEMPTS": "3"}, args: []string{"--webhook-max-attempts=5"},
-			check: func(t *testing.T, cfg tasks.Config) { assert.Equal(t, int32(5), cfg.Webhook.Policy.MaxAttempts) }},
+			check: func(t *testing.T, cfg Config) { assert.Equal(t, int32(5), cfg.Webhook.Policy.MaxAttempts) }},
 		{name: "bad cidr", args: []string{"--webhook-allowed-cidrs=10.0.0.0/33"}, wantErr: "--webhook-allowed-cidrs"},
 		{name: "bad timeout", args: []string{"--webhook-timeout=0s"}, wantErr: "--webhook-timeout: must be positive"},
 		{name: "bad attempts", env: map[string]string{"WEBHOOK_MAX_ATTEMPTS": "0"}, wantErr: "--webhook-max-attempts: must be at least 1"},
@@ -165,7 +164,7 @@ func TestTaskFlags(t *testing.T) {
 }
 
 func TestHelp(t *testing.T) {
-	cmd := NewCommand()
+	cmd := manager.NewCommand(NewComponent())
 	var out bytes.Buffer
 	cmd.SetOut(&out)
 	cmd.SetArgs([]string{"--help"})

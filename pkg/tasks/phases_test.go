@@ -21,7 +21,7 @@ import (
 // TestJobShape: the Job the API server stores for a task with every field set.
 func TestJobShape(t *testing.T) {
 	k := newCluster(t, "tasks-shape")
-	startManager(t, k.ns, testConfig(t, false), nil)
+	startManager(t, k.ns, testArgs(false)...)
 	task := k.createTask("full", func(at *v1alpha1.AgentTask) {
 		at.Spec.Command = []string{"/agent"}
 		at.Spec.Args = []string{"--fast"}
@@ -77,7 +77,7 @@ func TestJobShape(t *testing.T) {
 // TestPhases drives one task down each path the Job and pod can take.
 func TestPhases(t *testing.T) {
 	k := newCluster(t, "tasks-phases")
-	startManager(t, k.ns, testConfig(t, false), nil)
+	startManager(t, k.ns, testArgs(false)...)
 	started := time.Now().Add(-time.Minute).Truncate(time.Second)
 
 	run := func(k *cluster, name string, mutate ...func(*v1alpha1.AgentTask)) (*batchv1.Job, *corev1.Pod) {
@@ -161,7 +161,7 @@ func TestPhases(t *testing.T) {
 // TestOutputs: each kind of termination message ends up in status.output.
 func TestOutputs(t *testing.T) {
 	k := newCluster(t, "tasks-outputs")
-	startManager(t, k.ns, testConfig(t, false), nil)
+	startManager(t, k.ns, testArgs(false)...)
 	for name, tc := range map[string]struct {
 		message string
 		want    map[string]string

@@ -1,9 +1,6 @@
 package tasks_test
 
 import (
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -11,12 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 	"opsnorth.io/scheduler/pkg/testenv"
@@ -28,31 +21,8 @@ import (
 // generated manifests/rbac/tasks roles, through a whole task lifecycle with
 // a signed webhook: the +kubebuilder:rbac markers are what the code needs.
 func TestGeneratedRBACSuffices(t *testing.T) {
-	env := testenv.Require(t)
 	k := newCluster(t, "agent-tasks") // the namespace of the generated Role
-	const user = "opsnorth-scheduler-tasks-test"
-	data, err := os.ReadFile(filepath.Join(env.RepoRoot, "manifests", "rbac", "tasks", "role.yaml"))
-	require.NoError(t, err)
-	for _, doc := range strings.Split(string(data), "\n---\n") {
-		if strings.TrimSpace(strings.Trim(doc, "-\n")) == "" {
-			continue
-		}
-		obj := &unstructured.Unstructured{}
-		require.NoError(t, yaml.Unmarshal([]byte(doc), &obj.Object))
-		require.NoError(t, k.c.Create(t.Context(), obj))
-		subjects := []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}}
-		ref := rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: obj.GetKind(), Name: obj.GetName()}
-		var binding client.Object = &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: obj.GetName()}, Subjects: subjects, RoleRef: ref}
-		if obj.GetKind() == "Role" {
-			binding = &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: obj.GetName(), Namespace: obj.GetNamespace()}, Subjects: subjects, RoleRef: ref}
-		}
-		require.NoError(t, k.c.Create(t.Context(), binding))
-	}
-	kubeconfig, err := env.KubeconfigFor(t.TempDir(), user)
-	require.NoError(t, err)
-	restCfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	require.NoError(t, err)
-	startManagerWith(t, k.ns, testConfig(t, true), restCfg, nil)
+	startManagerAs(t, testkit.ManagerConfig(t, testenv.Require(t), "tasks", k.ns), k.ns, testArgs(true)...)
 
 	require.NoError(t, k.c.Create(t.Context(), &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: "hook", Namespace: k.ns}, Data: map[string][]byte{"token": []byte("s")},

@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
-	"opsnorth.io/scheduler/pkg/labels"
+	"opsnorth.io/scheduler/pkg/labelkeys"
 )
 
 // predecessorWait is how often a task waits for the Job of a deleted task of
@@ -33,6 +33,11 @@ type scope struct {
 // in status (writing only when it changed) and, once the task is terminal,
 // schedules its completion webhook with the delivery service.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	res, err := r.reconcile(ctx, req)
+	return res, countError(err)
+}
+
+func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	task, err := r.getTask(req.NamespacedName)
 	if apierrors.IsNotFound(err) {
 		// Settled (the cache holds unsettled tasks only) or deleted: what
@@ -222,7 +227,7 @@ func (r *Reconciler) livePod(ctx context.Context, task *v1alpha1.AgentTask, job 
 	}
 	live := &corev1.PodList{}
 	if err := r.apiReader.List(ctx, live, client.InNamespace(job.Namespace),
-		client.MatchingLabels{labels.AgentTask: task.Name}); err != nil {
+		client.MatchingLabels{labelkeys.AgentTask: task.Name}); err != nil {
 		return nil, errorf(errAPIRead, "list pods of job %s: %w", job.Name, err)
 	}
 	return newestPod(podsOf(live.Items, job)), nil

@@ -43,7 +43,7 @@ func TestSettled(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, legacy.Status.Settled)
 
-	startManager(t, k.ns, testConfig(t, true), nil)
+	startManager(t, k.ns, testArgs(true)...)
 	rcv := testkit.NewReceiver(t, testkit.FailFirst(1, http.StatusServiceUnavailable))
 	k.createTask("hooked", func(at *v1alpha1.AgentTask) { at.Spec.WebhookURL = rcv.URL })
 	k.createTask("plain")

@@ -47,7 +47,7 @@ func TestWebhook(t *testing.T) {
 	require.NoError(t, k.c.Create(t.Context(), &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: "hook", Namespace: k.ns}, Data: map[string][]byte{"token": secret},
 	}))
-	stop := startManager(t, k.ns, testConfig(t, true), nil)
+	first := startManager(t, k.ns, testArgs(true)...)
 
 	signed := testkit.NewReceiver(t, testkit.OK)
 	k.createTask("signed", func(at *v1alpha1.AgentTask) {
@@ -78,17 +78,16 @@ func TestWebhook(t *testing.T) {
 	k.waitPhase("idle", v1alpha1.TaskRunning)
 
 	// A restarted manager over converged tasks sends nothing and writes nothing.
-	stop()
-	counter := &writeCounter{}
+	first.Stop(t)
 	reconciled := reconcileCount(t)
-	startManager(t, k.ns, testConfig(t, true), counter)
+	requests := startManager(t, k.ns, testArgs(true)...).Requests
 	// The settled task is not watched; the running one is reconciled. The
 	// first reconcile need not be the last (the informer's first events
 	// reach the queue while the workers already run): keep watching.
 	require.Eventually(t, func() bool { return reconcileCount(t)-reconciled >= 1 }, wait, 50*time.Millisecond)
-	assert.Never(t, func() bool { return counter.writes.Load() != 0 }, settle, 50*time.Millisecond,
+	assert.Never(t, func() bool { return len(requests.Writes()) != 0 }, settle, 50*time.Millisecond,
 		"writes by a manager over converged tasks")
-	assert.Zero(t, counter.writes.Load(), "writes by a manager over converged tasks")
+	assert.Empty(t, requests.Writes(), "writes by a manager over converged tasks")
 	// An unrelated change (by the test's own, uncounted client) reconciles the
 	// running task again: still no write.
 	reconciled = reconcileCount(t)
@@ -98,9 +97,9 @@ func TestWebhook(t *testing.T) {
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return reconcileCount(t) > reconciled }, wait, 50*time.Millisecond)
 	// An Event would be written asynchronously, after the reconcile returned.
-	assert.Never(t, func() bool { return counter.writes.Load() != 0 }, settle, 50*time.Millisecond,
+	assert.Never(t, func() bool { return len(requests.Writes()) != 0 }, settle, 50*time.Millisecond,
 		"writes after re-reconciling a converged running task")
-	assert.Zero(t, counter.writes.Load(), "writes after re-reconciling a converged running task")
+	assert.Empty(t, requests.Writes(), "writes after re-reconciling a converged running task")
 	assert.Len(t, signed.Requests(), 1, "a delivered webhook is never sent again")
 }
 
@@ -108,7 +107,7 @@ func TestWebhook(t *testing.T) {
 // receiver is refused at dial time and the delivery gives up at once.
 func TestWebhookPrivateAddressRefused(t *testing.T) {
 	k := newCluster(t, "tasks-ssrf")
-	startManager(t, k.ns, testConfig(t, false), nil)
+	startManager(t, k.ns, testArgs(false)...)
 	rcv := testkit.NewReceiver(t, testkit.OK)
 	refused := testutil.ToFloat64(webhook.Deliveries("AgentTask", "refused"))
 	k.createTask("ssrf", func(at *v1alpha1.AgentTask) { at.Spec.WebhookURL = rcv.URL + "/steal" })
@@ -138,10 +137,8 @@ func (a taskKind) Kube() kubernetes.Interface {
 }
 
 func (a taskKind) Start(t *testing.T, s webhooktest.Settings) func() {
-	cfg := testConfig(t, true)
-	cfg.Webhook.Policy = webhook.Policy{MaxAttempts: s.MaxAttempts, BaseDelay: s.BaseDelay, MaxDelay: s.MaxDelay}
-	cfg.Webhook.Timeout = s.Timeout
-	return startManager(t, a.k.ns, cfg, nil)
+	m := startManager(t, a.k.ns, append(testArgs(true), s.Args()...)...)
+	return func() { m.Stop(t) }
 }
 
 func (a taskKind) Finish(_ *testing.T, name, url string, secret *v1alpha1.SecretKeyReference) {

@@ -7,13 +7,13 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	k8slabels "k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 	applyv1alpha1 "opsnorth.io/scheduler/generated/applyconfiguration/scheduler/v1alpha1"
-	"opsnorth.io/scheduler/pkg/labels"
+	"opsnorth.io/scheduler/pkg/labelkeys"
 )
 
 var getOptions = metav1.GetOptions{}
@@ -73,7 +73,7 @@ func (r *Reconciler) gather(ctx context.Context, wf *v1alpha1.Workflow) (*observ
 
 // ownedTasks returns the AgentTasks in the cache that wf controls, by name.
 func (r *Reconciler) ownedTasks(wf *v1alpha1.Workflow) (map[string]*v1alpha1.AgentTask, error) {
-	sel := k8slabels.SelectorFromSet(k8slabels.Set{labels.Workflow: labelValue(wf.Name)})
+	sel := labels.SelectorFromSet(labels.Set{labelkeys.Workflow: labelValue(wf.Name)})
 	list, err := r.tasks(wf.Namespace).List(sel)
 	if err != nil {
 		return nil, fmt.Errorf("list AgentTasks of workflow: %w", err)

@@ -3,28 +3,22 @@ package workflows_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/util/retry"
-	"sigs.k8s.io/yaml"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
-	"opsnorth.io/scheduler/cmd/workflows/app"
 	"opsnorth.io/scheduler/generated/clientset/versioned"
-	"opsnorth.io/scheduler/pkg/labels"
+	"opsnorth.io/scheduler/pkg/labelkeys"
 	"opsnorth.io/scheduler/pkg/testenv"
+	"opsnorth.io/scheduler/pkg/testkit"
 	"opsnorth.io/scheduler/pkg/workflows"
 )
 
@@ -38,95 +32,16 @@ const wait = 60 * time.Second
 // reconcile may trail that long on the loaded machine.
 const settle = 5 * time.Second
 
-// managerUser is the identity the manager runs as in tests.
-const managerUser = "workflows-manager"
-
-// managerKubeconfig returns a kubeconfig of a user holding only the generated
-// RBAC of manifests/rbac/workflows/role.yaml: its ClusterRole, and its Role
-// (the webhook Secrets), bound in namespace as a deployment binds it in each
-// workflow namespace. The tests so prove the markers grant what the manager does.
-func managerKubeconfig(t *testing.T, namespace string) string {
+// startManager runs the workflows manager in-process as its binary runs
+// (testkit.StartManager), as a user holding only its generated RBAC with the
+// Role bound in namespace, watching namespace, with fast webhook retries to
+// loopback receivers and then args.
+func startManager(t *testing.T, namespace string, args ...string) *testkit.Manager {
 	t.Helper()
 	env := testenv.Require(t)
-	kube, err := kubernetes.NewForConfig(env.Config)
-	require.NoError(t, err)
-	data, err := os.ReadFile(filepath.Join(env.RepoRoot, "manifests", "rbac", "workflows", "role.yaml"))
-	require.NoError(t, err)
-	ctx := context.Background()
-	subjects := []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: managerUser}}
-	for _, doc := range strings.Split(string(data), "\n---\n") {
-		var meta metav1.TypeMeta
-		require.NoError(t, yaml.Unmarshal([]byte(doc), &meta))
-		switch meta.Kind {
-		case "ClusterRole":
-			var role rbacv1.ClusterRole
-			require.NoError(t, yaml.Unmarshal([]byte(doc), &role))
-			_, err := kube.RbacV1().ClusterRoles().Create(ctx, &role, metav1.CreateOptions{})
-			ignoreExists(t, err)
-			_, err = kube.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
-				ObjectMeta: metav1.ObjectMeta{Name: role.Name}, Subjects: subjects,
-				RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
-			}, metav1.CreateOptions{})
-			ignoreExists(t, err)
-		case "Role":
-			var role rbacv1.Role
-			require.NoError(t, yaml.Unmarshal([]byte(doc), &role))
-			role.Namespace = namespace
-			_, err := kube.RbacV1().Roles(namespace).Create(ctx, &role, metav1.CreateOptions{})
-			ignoreExists(t, err)
-			_, err = kube.RbacV1().RoleBindings(namespace).Create(ctx, &rbacv1.RoleBinding{
-				ObjectMeta: metav1.ObjectMeta{Name: role.Name}, Subjects: subjects,
-				RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name},
-			}, metav1.CreateOptions{})
-			ignoreExists(t, err)
-		}
-	}
-	path, err := env.KubeconfigFor(t.TempDir(), managerUser)
-	require.NoError(t, err)
-	cfg, err := clientcmd.BuildConfigFromFlags("", path)
-	require.NoError(t, err)
-	restricted, err := kubernetes.NewForConfig(cfg)
-	require.NoError(t, err)
-	_, err = restricted.CoreV1().Secrets("").List(ctx, metav1.ListOptions{})
-	require.True(t, apierrors.IsForbidden(err), "the manager may not list Secrets: %v", err)
-	return path
-}
-
-func ignoreExists(t *testing.T, err error) {
-	t.Helper()
-	if !apierrors.IsAlreadyExists(err) {
-		require.NoError(t, err)
-	}
-}
-
-// startManager runs the workflows manager binary's command in-process
-// (flags → manager.Run → the same Setup the binary uses) against the test
-// control plane, watching namespace, with leader election, metrics and probe
-// servers off. stop cancels it and waits until it returned.
-func startManager(t *testing.T, namespace string, args ...string) (stop func()) {
-	t.Helper()
-	kubeconfig := managerKubeconfig(t, namespace)
-	cmd := app.NewCommand()
-	cmd.SetArgs(append([]string{
-		"--kubeconfig=" + kubeconfig, "--workflow-namespace=" + namespace,
-		"--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0",
-		"--graceful-shutdown-timeout=5s", "--zap-log-level=error",
-		"--webhook-allowed-cidrs=127.0.0.0/8", "--webhook-retry-base-delay=200ms", "--webhook-retry-max-delay=1s",
-	}, args...))
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- cmd.ExecuteContext(ctx) }()
-	stopped := false
-	stop = func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		cancel()
-		require.NoError(t, <-done)
-	}
-	t.Cleanup(stop)
-	return stop
+	return testkit.StartManager(t, testkit.ManagerConfig(t, env, "workflows", namespace), workflows.NewComponent(),
+		append([]string{"--workflow-namespace=" + namespace, "--webhook-allowed-cidrs=127.0.0.0/8",
+			"--webhook-retry-base-delay=200ms", "--webhook-retry-max-delay=1s"}, args...)...)
 }
 
 // cluster is the test's admin view of the API server.
@@ -240,7 +155,7 @@ func (k *cluster) setStatus(name string, mutate func(*v1alpha1.AgentTaskStatus))
 func (k *cluster) taskNames(wf string) []string {
 	k.t.Helper()
 	list, err := k.cs.SchedulerV1alpha1().AgentTasks(k.ns).List(context.Background(),
-		metav1.ListOptions{LabelSelector: labels.Workflow + "=" + wf})
+		metav1.ListOptions{LabelSelector: labelkeys.Workflow + "=" + wf})
 	require.NoError(k.t, err)
 	names := make([]string, 0, len(list.Items))
 	for _, t := range list.Items {
@@ -268,12 +183,11 @@ func names(wf string, stepAttempts ...string) []string {
 
 // stepWorkflow builds a workflow of the given steps for user "u1".
 func stepWorkflow(name string, steps ...v1alpha1.WorkflowStep) *v1alpha1.Workflow {
-	return &v1alpha1.Workflow{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec:       v1alpha1.WorkflowSpec{UserID: "u1", Steps: steps},
-	}
+	wf := testkit.MakeWorkflow(name, "").Obj()
+	wf.Spec.Steps = steps
+	return wf
 }
 
 func step(name string, input map[string]string, dependsOn ...string) v1alpha1.WorkflowStep {
-	return v1alpha1.WorkflowStep{Name: name, Image: "ghcr.io/acme/agent:1", Input: input, DependsOn: dependsOn}
+	return testkit.MakeStep(name).Inputs(input).DependsOn(dependsOn...).Obj()
 }

@@ -16,7 +16,7 @@ import (
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 	"opsnorth.io/scheduler/generated/informers/externalversions"
-	"opsnorth.io/scheduler/pkg/labels"
+	"opsnorth.io/scheduler/pkg/labelkeys"
 )
 
 const hopHistogram = "opsnorth_workflow_step_hop_latency_seconds"
@@ -47,7 +47,7 @@ func runAutopilot(t *testing.T, k *cluster) *autopilot {
 			now := metav1.Now()
 			task.Status = v1alpha1.AgentTaskStatus{
 				Phase: v1alpha1.TaskSucceeded, StartTime: &now, CompletionTime: &now,
-				Output: map[string]string{"n": task.Labels[labels.Step]},
+				Output: map[string]string{"n": task.Labels[labelkeys.Step]},
 			}
 			_, err := k.cs.SchedulerV1alpha1().AgentTasks(k.ns).UpdateStatus(context.Background(), task, metav1.UpdateOptions{})
 			if err != nil {

@@ -14,14 +14,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
-	"opsnorth.io/scheduler/pkg/labels"
+	"opsnorth.io/scheduler/pkg/labelkeys"
 	"opsnorth.io/scheduler/pkg/testenv"
 	"opsnorth.io/scheduler/pkg/workflows"
 )
 
 func TestRestartMidWorkflow(t *testing.T) {
 	k := newCluster(t)
-	stopFirst := startManager(t, k.ns)
+	first := startManager(t, k.ns)
 	k.create(stepWorkflow("restart",
 		step("one", nil),
 		step("two", map[string]string{"A": "${steps.one.output.a}"}),
@@ -33,7 +33,7 @@ func TestRestartMidWorkflow(t *testing.T) {
 		s := k.workflow("restart").Status.StepStatuses
 		return len(s) == 3 && s[1].Phase == v1alpha1.StepRunning
 	}, wait, 20*time.Millisecond)
-	stopFirst()
+	first.Stop(t)
 
 	// While no manager runs, the step finishes.
 	k.finish(two, v1alpha1.TaskSucceeded, map[string]string{"b": "2"})
@@ -57,14 +57,14 @@ func TestRestartEveryStep(t *testing.T) {
 	k := newCluster(t)
 	k.create(stepWorkflow("churn", step("s0", nil), step("s1", nil), step("s2", nil), step("s3", nil)))
 	for i, s := range []string{"s0", "s1", "s2", "s3"} {
-		stop := startManager(t, k.ns)
+		m := startManager(t, k.ns)
 		task := k.waitTask("churn", s, 0)
 		if i%2 == 0 {
 			k.finish(task, v1alpha1.TaskSucceeded, nil)
-			stop()
+			m.Stop(t)
 			continue
 		}
-		stop()
+		m.Stop(t)
 		k.finish(task, v1alpha1.TaskSucceeded, nil)
 	}
 	startManager(t, k.ns)
@@ -144,7 +144,7 @@ func TestForeignTaskNameConflict(t *testing.T) {
 	k := newCluster(t)
 	name := workflows.TaskName("clash", "a", 0)
 	_, err := k.cs.SchedulerV1alpha1().AgentTasks(k.ns).Create(context.Background(), &v1alpha1.AgentTask{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{labels.Workflow: "clash", labels.Step: "a"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{labelkeys.Workflow: "clash", labelkeys.Step: "a"},
 			OwnerReferences: []metav1.OwnerReference{{
 				APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: "Workflow", Name: "clash", UID: "old-uid", Controller: new(true),
 			}}},

@@ -1,15 +1,12 @@
-// Package app declares the workflows manager: its flags and its controllers.
-package app
+package workflows
 
 import (
 	"context"
 
-	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"opsnorth.io/scheduler/pkg/manager"
 	"opsnorth.io/scheduler/pkg/webhook"
-	"opsnorth.io/scheduler/pkg/workflows"
 )
 
 // Options are the workflows manager's own settings.
@@ -36,18 +33,17 @@ func (o *Options) Validate() error {
 }
 
 // Config returns the controller configuration of validated options.
-func (o *Options) Config() (workflows.Config, error) {
+func (o *Options) Config() (Config, error) {
 	hooks, err := o.Webhook.Config("opsnorth-scheduler-workflows/" + manager.Version())
 	if err != nil {
-		return workflows.Config{}, err
+		return Config{}, err
 	}
-	return workflows.Config{Namespaces: o.WorkflowNamespaces, Webhook: hooks, Budget: workflows.DefaultBudget}, nil
+	return Config{Namespaces: o.WorkflowNamespaces, Webhook: hooks, Budget: DefaultBudget}, nil
 }
 
-// NewCommand returns the workflows manager command.
-func NewCommand(options ...manager.CommandOption) *cobra.Command {
-	return manager.NewCommand(component(&Options{}), options...)
-}
+// NewComponent declares the workflows manager for manager.NewCommand: its
+// flags, their validation and its controllers. Each call has options of its own.
+func NewComponent() manager.Component { return component(&Options{}) }
 
 func component(o *Options) manager.Component {
 	return manager.Component{
@@ -71,5 +67,5 @@ func setup(ctx context.Context, deps *manager.Deps, o *Options) error {
 	if err != nil {
 		return err
 	}
-	return workflows.Setup(ctx, deps, cfg)
+	return Setup(ctx, deps, cfg)
 }

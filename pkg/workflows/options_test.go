@@ -1,4 +1,4 @@
-package app
+package workflows
 
 import (
 	"bytes"
@@ -13,7 +13,6 @@ import (
 
 	"opsnorth.io/scheduler/pkg/manager"
 	"opsnorth.io/scheduler/pkg/webhook"
-	"opsnorth.io/scheduler/pkg/workflows"
 )
 
 // run executes the workflows command with a captured run function and returns
@@ -86,13 +85,13 @@ func TestWebhookFlags(t *testing.T) {
 		name    string
 		env     map[string]string
 		args    []string
-		want    workflows.Config
+		want    Config
 		wantErr string
 	}{
 		{
 			name: "defaults",
-			want: workflows.Config{
-				Namespaces: manager.Namespaces{"agent-tasks"}, Budget: workflows.DefaultBudget,
+			want: Config{
+				Namespaces: manager.Namespaces{"agent-tasks"}, Budget: DefaultBudget,
 				Webhook: webhook.Config{
 					Guard: webhook.Guard{Allowed: []netip.Prefix{}}, Timeout: 10 * time.Second, Policy: webhook.DefaultPolicy,
 					Workers: 16, MaxPerHost: 4, UserAgent: "opsnorth-scheduler-workflows/" + manager.Version(),
@@ -103,8 +102,8 @@ func TestWebhookFlags(t *testing.T) {
 			name: "flags and env",
 			env:  map[string]string{"WEBHOOK_ALLOWED_CIDRS": "127.0.0.1,10.0.0.0/8", "WEBHOOK_MAX_ATTEMPTS": "3"},
 			args: []string{"--webhook-timeout=2s", "--webhook-retry-base-delay=1s", "--webhook-retry-max-delay=4s"},
-			want: workflows.Config{
-				Namespaces: manager.Namespaces{"agent-tasks"}, Budget: workflows.DefaultBudget,
+			want: Config{
+				Namespaces: manager.Namespaces{"agent-tasks"}, Budget: DefaultBudget,
 				Webhook: webhook.Config{
 					Guard:   webhook.Guard{Allowed: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32"), netip.MustParsePrefix("10.0.0.0/8")}},
 					Timeout: 2 * time.Second, Policy: webhook.Policy{MaxAttempts: 3, BaseDelay: time.Second, MaxDelay: 4 * time.Second},
@@ -140,7 +139,7 @@ func TestWebhookFlags(t *testing.T) {
 }
 
 func TestHelp(t *testing.T) {
-	cmd := NewCommand()
+	cmd := manager.NewCommand(NewComponent())
 	var out bytes.Buffer
 	cmd.SetOut(&out)
 	cmd.SetArgs([]string{"--help"})

@@ -6,11 +6,10 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	k8slabels "k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -19,7 +18,7 @@ import (
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 	"opsnorth.io/scheduler/generated/informers/externalversions"
 	listers "opsnorth.io/scheduler/generated/listers/scheduler/v1alpha1"
-	"opsnorth.io/scheduler/pkg/labels"
+	"opsnorth.io/scheduler/pkg/labelkeys"
 	"opsnorth.io/scheduler/pkg/manager"
 	"opsnorth.io/scheduler/pkg/webhook"
 )
@@ -67,12 +66,7 @@ func Setup(_ context.Context, deps *manager.Deps, cfg Config) error {
 	if err := deps.Manager.Add(r.deliveries); err != nil {
 		return fmt.Errorf("add webhook delivery service: %w", err)
 	}
-	b := ctrl.NewControllerManagedBy(deps.Manager).Named("workflow").WithOptions(controller.Options{
-		MaxConcurrentReconciles: deps.Options.MaxConcurrentReconciles,
-		// One controller per manager; tests start the manager more than once
-		// in a process, which controller-runtime's global name check refuses.
-		SkipNameValidation: new(true),
-	})
+	b := ctrl.NewControllerManagedBy(deps.Manager).Named("workflow")
 	for _, f := range deps.Informers.Factories() {
 		b = b.WatchesRawSource(&source.Informer{
 			Informer: f.Scheduler().V1alpha1().Workflows().Informer(),
@@ -103,12 +97,12 @@ func factoryNamespaces(ns manager.Namespaces) []string {
 // listing only tasks that carry the workflow label, registers them with the
 // manager and returns the factory for a namespace.
 func taskInformers(deps *manager.Deps, namespaces manager.Namespaces) (func(string) externalversions.SharedInformerFactory, error) {
-	req, err := k8slabels.NewRequirement(labels.Workflow, selection.Exists, nil)
+	req, err := labels.NewRequirement(labelkeys.Workflow, selection.Exists, nil)
 	if err != nil {
 		return nil, fmt.Errorf("workflow label selector: %w", err)
 	}
 	tweak := externalversions.WithTweakListOptions(func(o *metav1.ListOptions) {
-		o.LabelSelector = k8slabels.NewSelector().Add(*req).String()
+		o.LabelSelector = labels.NewSelector().Add(*req).String()
 	})
 	byNamespace := map[string]externalversions.SharedInformerFactory{}
 	for i, ns := range factoryNamespaces(namespaces) {

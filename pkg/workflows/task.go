@@ -4,7 +4,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
-	"opsnorth.io/scheduler/pkg/labels"
+	"opsnorth.io/scheduler/pkg/labelkeys"
 )
 
 // componentValue is the app.kubernetes.io/component of step tasks.
@@ -14,11 +14,11 @@ const componentValue = "workflow-step"
 // AgentTask informer selects on the workflow label.
 func taskLabels(wf *v1alpha1.Workflow, step string) map[string]string {
 	return map[string]string{
-		labels.ManagedBy: labels.ManagedByValue,
-		labels.PartOf:    labels.PartOfValue,
-		labels.Component: componentValue,
-		labels.Workflow:  labelValue(wf.Name),
-		labels.Step:      step,
+		labelkeys.ManagedBy: labelkeys.ManagedByValue,
+		labelkeys.PartOf:    labelkeys.PartOfValue,
+		labelkeys.Component: componentValue,
+		labelkeys.Workflow:  labelValue(wf.Name),
+		labelkeys.Step:      step,
 	}
 }
 

@@ -2,7 +2,6 @@ package workflows_test
 
 import (
 	"context"
-	"fmt"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -28,9 +27,8 @@ func (a workflowKind) Namespace() string          { return a.k.ns }
 func (a workflowKind) Kube() kubernetes.Interface { return a.k.kube }
 
 func (a workflowKind) Start(t *testing.T, s webhooktest.Settings) func() {
-	return startManager(t, a.k.ns, "--webhook-timeout="+s.Timeout.String(),
-		fmt.Sprintf("--webhook-max-attempts=%d", s.MaxAttempts),
-		"--webhook-retry-base-delay="+s.BaseDelay.String(), "--webhook-retry-max-delay="+s.MaxDelay.String())
+	m := startManager(t, a.k.ns, s.Args()...)
+	return func() { m.Stop(t) }
 }
 
 func (a workflowKind) Finish(_ *testing.T, name, url string, secret *v1alpha1.SecretKeyReference) {

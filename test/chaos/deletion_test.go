@@ -21,7 +21,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
-	"opsnorth.io/scheduler/pkg/labels"
+	"opsnorth.io/scheduler/pkg/labelkeys"
 )
 
 var massDeletions = flag.Int("chaos.deletions", 200, "UserDeployments deleted at once")
@@ -139,7 +139,7 @@ func managedObjects(t *testing.T) (map[string]int, error) {
 	if err != nil {
 		return nil, fmt.Errorf("discovery: %w", err)
 	}
-	sel := metav1.ListOptions{LabelSelector: labels.ManagedBy + "=" + labels.ManagedByValue}
+	sel := metav1.ListOptions{LabelSelector: labelkeys.ManagedBy + "=" + labelkeys.ManagedByValue}
 	out := map[string]int{}
 	for _, l := range lists {
 		gv, err := schema.ParseGroupVersion(l.GroupVersion)

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"opsnorth.io/scheduler/pkg/labels"
+	"opsnorth.io/scheduler/pkg/labelkeys"
 )
 
 // outcome is what a burst came to.
@@ -97,7 +97,7 @@ func (b *burst) countDuplicates(t *testing.T, o *outcome) {
 	}
 	perStep := map[string]int{}
 	for _, at := range tasks.Items {
-		wf := at.Labels[labels.Workflow]
+		wf := at.Labels[labelkeys.Workflow]
 		if at.Labels[runLabel] != b.run && !wfNames[wf] {
 			continue
 		}
@@ -111,7 +111,7 @@ func (b *burst) countDuplicates(t *testing.T, o *outcome) {
 		}
 		if wfNames[wf] {
 			o.StepTasks++
-			perStep[fmt.Sprintf("%s/%s", wf, at.Labels[labels.Step])]++
+			perStep[fmt.Sprintf("%s/%s", wf, at.Labels[labelkeys.Step])]++
 		}
 	}
 	for step, n := range perStep {

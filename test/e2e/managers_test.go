@@ -14,7 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
-	"opsnorth.io/scheduler/pkg/labels"
+	"opsnorth.io/scheduler/pkg/labelkeys"
 )
 
 // agentTask is a task whose fake agent (the kwok stages) reads its behaviour
@@ -181,7 +181,7 @@ func TestUserDeploymentLifecycle(t *testing.T) {
 		_, err := cs.SchedulerV1alpha1().UserDeployments(ns).Get(t.Context(), name, metav1.GetOptions{})
 		return apierrors.IsNotFound(err)
 	}, timeout, tick, "UserDeployment %s stuck in deletion", name)
-	selector := labels.ManagedBy + "=" + labels.ManagedByValue
+	selector := labelkeys.ManagedBy + "=" + labelkeys.ManagedByValue
 	require.Eventually(t, func() bool {
 		out, err := kubectl(t, c, "get", "all,configmaps,networkpolicies,ingressroutes,externalsecrets,resourcequotas,limitranges",
 			"-n", userNS, "-l", selector, "-o", "name")

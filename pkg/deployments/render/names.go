@@ -12,21 +12,21 @@ import (
 	"strings"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
-	"opsnorth.io/scheduler/pkg/labels"
+	"opsnorth.io/scheduler/pkg/labelkeys"
 )
 
 // Annotation keys the manager writes on children.
 const (
 	// AnnotationUserDeployment holds the full "<namespace>.<name>" of the owning
 	// UserDeployment (the label may be a hash when that is too long).
-	AnnotationUserDeployment = labels.Prefix + "user-deployment"
+	AnnotationUserDeployment = labelkeys.Prefix + "user-deployment"
 	// AnnotationAppliedHash is the hash of the desired child last applied.
-	AnnotationAppliedHash = labels.Prefix + "applied-hash"
+	AnnotationAppliedHash = labelkeys.Prefix + "applied-hash"
 	// AnnotationCreatedNamespace marks a user namespace the manager created, so
 	// it deletes only namespaces it owns.
-	AnnotationCreatedNamespace = labels.Prefix + "created-by"
+	AnnotationCreatedNamespace = labelkeys.Prefix + "created-by"
 	// AnnotationConfigHash on the pod template rolls pods when mounted config changes.
-	AnnotationConfigHash = labels.Prefix + "config-hash"
+	AnnotationConfigHash = labelkeys.Prefix + "config-hash"
 )
 
 const maxNameLen = 63
@@ -68,33 +68,33 @@ func UserNamespace(prefix, userID string) string { return Name(prefix, userID) }
 // UserLabels label the user namespace and its quota and limit range.
 func UserLabels(userID string) map[string]string {
 	return map[string]string{
-		labels.ManagedBy: labels.ManagedByValue,
-		labels.PartOf:    labels.PartOfValue,
-		labels.User:      userID,
+		labelkeys.ManagedBy: labelkeys.ManagedByValue,
+		labelkeys.PartOf:    labelkeys.PartOfValue,
+		labelkeys.User:      userID,
 	}
 }
 
 // AppLabels label every child of ud and select its pods.
 func AppLabels(ud *v1alpha1.UserDeployment) map[string]string {
 	l := UserLabels(ud.Spec.UserID)
-	l[labels.UserDeployment] = KeyLabel(Key(ud))
-	l[labels.Instance] = ud.Name
+	l[labelkeys.UserDeployment] = KeyLabel(Key(ud))
+	l[labelkeys.Instance] = ud.Name
 	return l
 }
 
 // ServiceLabels label the children of one template service.
 func ServiceLabels(ud *v1alpha1.UserDeployment, service string) map[string]string {
 	l := AppLabels(ud)
-	l[labels.Service] = service
-	l[labels.Name] = service
+	l[labelkeys.Service] = service
+	l[labelkeys.Name] = service
 	return l
 }
 
 // SelectorLabels select the pods of one service.
 func SelectorLabels(ud *v1alpha1.UserDeployment, service string) map[string]string {
 	return map[string]string{
-		labels.UserDeployment: KeyLabel(Key(ud)),
-		labels.Service:        service,
+		labelkeys.UserDeployment: KeyLabel(Key(ud)),
+		labelkeys.Service:        service,
 	}
 }
 

@@ -7,7 +7,7 @@ import (
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	networkingv1ac "k8s.io/client-go/applyconfigurations/networking/v1"
 
-	"opsnorth.io/scheduler/pkg/labels"
+	"opsnorth.io/scheduler/pkg/labelkeys"
 )
 
 // PrivateIPv4 and PrivateIPv6 are the ranges an app may not reach: RFC 1918,
@@ -29,7 +29,7 @@ const namespaceNameLabel = "kubernetes.io/metadata.name"
 //     and ::/0 without PrivateIPv4/PrivateIPv6), so never to other tenants'
 //     namespaces, the cluster's service network or cloud metadata.
 func NetworkPolicy(a *App, o Options) Child {
-	own := metav1ac.LabelSelector().WithMatchLabels(map[string]string{labels.UserDeployment: KeyLabel(Key(a.UD))})
+	own := metav1ac.LabelSelector().WithMatchLabels(map[string]string{labelkeys.UserDeployment: KeyLabel(Key(a.UD))})
 	peerOwn := networkingv1ac.NetworkPolicyPeer().WithPodSelector(own)
 	from := []*networkingv1ac.NetworkPolicyPeerApplyConfiguration{peerOwn}
 	if o.IngressControllerNamespace != "" {

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -30,6 +31,12 @@ type Settings struct {
 	MaxAttempts int32
 	BaseDelay   time.Duration
 	MaxDelay    time.Duration
+}
+
+// Args are the settings as the managers' --webhook-* flags.
+func (s Settings) Args() []string {
+	return []string{"--webhook-timeout=" + s.Timeout.String(), "--webhook-max-attempts=" + strconv.Itoa(int(s.MaxAttempts)),
+		"--webhook-retry-base-delay=" + s.BaseDelay.String(), "--webhook-retry-max-delay=" + s.MaxDelay.String()}
 }
 
 // Observed is what a user sees of an object's delivery.

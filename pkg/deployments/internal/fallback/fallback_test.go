@@ -21,15 +21,19 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
-	"opsnorth.io/scheduler/pkg/deployments/internal/deploytest"
+	"opsnorth.io/scheduler/pkg/deployments"
 	"opsnorth.io/scheduler/pkg/deployments/render"
-	"opsnorth.io/scheduler/pkg/labels"
+	"opsnorth.io/scheduler/pkg/labelkeys"
 	"opsnorth.io/scheduler/pkg/testenv"
+	"opsnorth.io/scheduler/pkg/testkit"
 )
 
 func TestMain(m *testing.M) { testenv.RunMain(m) }
 
 const wait = 60 * time.Second
+
+// domain is the deployment domain the manager runs with.
+const domain = "apps.example.com"
 
 var optionalCRDs = []string{"ingressroutes.traefik.io", "externalsecrets.external-secrets.io", "servicemonitors.monitoring.coreos.com"}
 
@@ -72,7 +76,7 @@ func TestWithoutOptionalCRDs(t *testing.T) {
 
 	ns := "apps-" + rand.String(6)
 	require.NoError(t, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
-	deploytest.Start(t, env.Config, ns)
+	testkit.StartManager(t, env.Config, deployments.NewComponent(), "--deployment-domain="+domain, "--watch-namespace="+ns)
 	user := "kim-" + rand.String(5)
 	userNS := "user-" + user
 	newUD := func(name string, vis v1alpha1.Visibility) *v1alpha1.UserDeployment {
@@ -87,8 +91,8 @@ func TestWithoutOptionalCRDs(t *testing.T) {
 	require.NoError(t, c.Create(ctx, withSecret))
 
 	for name, want := range map[string][2]string{
-		"pub":  {"public", "pub." + deploytest.Domain},
-		"priv": {"internal", "priv.int." + deploytest.Domain},
+		"pub":  {"public", "pub." + domain},
+		"priv": {"internal", "priv.int." + domain},
 	} {
 		u := &unstructured.Unstructured{}
 		u.SetGroupVersionKind(render.GVKIngress)
@@ -125,7 +129,7 @@ func TestWithoutOptionalCRDs(t *testing.T) {
 		render.GVKIngress, render.GVKNetworkPolicy, render.GVKResourceQuota, render.GVKLimitRange} {
 		var list unstructured.UnstructuredList
 		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-		require.NoError(t, c.List(ctx, &list, client.InNamespace(userNS), client.MatchingLabels{labels.User: user}))
+		require.NoError(t, c.List(ctx, &list, client.InNamespace(userNS), client.MatchingLabels{labelkeys.User: user}))
 		assert.Empty(t, list.Items, gvk.Kind)
 	}
 }
