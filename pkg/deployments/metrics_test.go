@@ -17,6 +17,7 @@ import (
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 	"opsnorth.io/scheduler/pkg/conditions"
+	"opsnorth.io/scheduler/pkg/manager"
 )
 
 func TestPhaseGaugeReportsOnlyWhileLeading(t *testing.T) {
@@ -70,7 +71,7 @@ func phaseSeries(counts map[v1alpha1.DeploymentPhase]int) string {
 func TestRunPhasesCountsAReconcileEndingInError(t *testing.T) {
 	count := func(reason string) float64 { return testutil.ToFloat64(reconcileErrors.WithLabelValues(reason)) }
 	ud := &v1alpha1.UserDeployment{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "app", Generation: 1}}
-	run := func(phases ...phase) *scope {
+	run := func(phases ...manager.Phase[*scope]) *scope {
 		t.Helper()
 		s := &scope{ud: ud.DeepCopy()}
 		_, _ = (&Reconciler{}).runPhases(t.Context(), s, phases)
@@ -79,7 +80,7 @@ func TestRunPhasesCountsAReconcileEndingInError(t *testing.T) {
 	ok := func(context.Context, *scope) (bool, error) { return false, nil }
 	tests := []struct {
 		name   string
-		phase  phase
+		phase  manager.Phase[*scope]
 		reason string
 	}{
 		{name: "stalled input", reason: ReasonUnknownTier, phase: func(context.Context, *scope) (bool, error) {

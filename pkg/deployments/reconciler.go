@@ -59,8 +59,6 @@ type scope struct {
 	requeue time.Duration
 }
 
-type phase func(ctx context.Context, s *scope) (stop bool, err error)
-
 // Reconcile runs the phases of a running, stopped or deleted deployment and
 // writes the status once, when it changed.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -80,11 +78,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	s := &scope{ud: cached.DeepCopy(), status: *cached.Status.DeepCopy()}
 	s.status.Namespace = render.UserNamespace(r.cfg.NamespacePrefix, s.ud.Spec.UserID)
 
-	var phases []phase
+	var phases []manager.Phase[*scope]
 	if s.ud.DeletionTimestamp != nil || s.ud.Spec.DesiredState == v1alpha1.DesiredDeleted {
-		phases = []phase{r.deleteChildren, r.releaseNamespace, r.markDeleted, r.removeFinalizer}
+		phases = []manager.Phase[*scope]{r.deleteChildren, r.releaseNamespace, r.markDeleted, r.removeFinalizer}
 	} else {
-		phases = []phase{r.ensureFinalizer, r.resolveTemplate, r.resolveTier, r.checkDependencies,
+		phases = []manager.Phase[*scope]{r.ensureFinalizer, r.resolveTemplate, r.resolveTier, r.checkDependencies,
 			r.checkHosts, r.ensureNamespace, r.applyChildren, r.pruneChildren, r.observeRollout}
 	}
 	result, runErr := r.runPhases(ctx, s, phases)
@@ -107,18 +105,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 // runPhases runs phases in order until one stops or fails, then counts the
 // reconcile if it ended in phase error.
-func (r *Reconciler) runPhases(ctx context.Context, s *scope, phases []phase) (ctrl.Result, error) {
+func (r *Reconciler) runPhases(ctx context.Context, s *scope, phases []manager.Phase[*scope]) (ctrl.Result, error) {
 	var result ctrl.Result
 	var runErr error
-	for _, p := range phases {
-		stop, err := p(ctx, s)
-		if err != nil {
-			result, runErr = r.onError(ctx, s, err)
-			break
-		}
-		if stop {
-			break
-		}
+	if err := manager.RunPhases(ctx, s, phases...); err != nil {
+		result, runErr = r.onError(ctx, s, err)
 	}
 	if s.failed != "" {
 		reconcileErrors.WithLabelValues(s.failed).Inc()

@@ -16,6 +16,7 @@ import (
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 	"opsnorth.io/scheduler/pkg/labelkeys"
+	"opsnorth.io/scheduler/pkg/manager"
 )
 
 // predecessorWait is how often a task waits for the Job of a deleted task of
@@ -24,14 +25,19 @@ const predecessorWait = 5 * time.Second
 
 // scope is one reconcile's working state.
 type scope struct {
-	task    *v1alpha1.AgentTask
-	obs     Observation
+	// task is the task as cached, then as written.
+	task *v1alpha1.AgentTask
+	obs  Observation
+	// status is the status to write, computed from base; nil writes nothing.
+	status *v1alpha1.AgentTaskStatus
+	base   *v1alpha1.AgentTask
+	// requeue is when to look again although no watch reports a change.
 	requeue time.Duration
 }
 
 // Reconcile creates the task's Job once, records the Job's and pod's truth
-// in status (writing only when it changed) and, once the task is terminal,
-// schedules its completion webhook with the delivery service.
+// in status (one write, only when it changed) and, once the task is
+// terminal, schedules its completion webhook with the delivery service.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	res, err := r.reconcile(ctx, req)
 	return res, countError(err)
@@ -62,63 +68,79 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	ctx = ctrl.LoggerInto(ctx, log)
 
 	s := &scope{task: task.DeepCopy(), obs: Observation{Now: r.now()}}
-	// A terminal task's status is final (its spec is immutable) and the
-	// cache keeps only its phase and webhook state (trimTask): only the
-	// webhook may still be due.
-	if !task.Status.Phase.IsTerminal() {
-		for _, phase := range []func(context.Context, *scope) error{r.ensureJob, r.observePod, r.updateStatus} {
-			if err := phase(ctx, s); err != nil {
-				return ctrl.Result{}, err
-			}
-		}
+	phases := []manager.Phase[*scope]{r.ensureJob, r.observePod, r.computeStatus}
+	if task.Status.Phase.IsTerminal() {
+		// A terminal task's status is final (its spec is immutable) and the
+		// cache keeps only its phase and webhook state (trimTask): only the
+		// webhook may still be due, or Settled missing.
+		phases = []manager.Phase[*scope]{r.settleLegacy}
+	}
+	if err := manager.RunPhases(ctx, s, phases...); err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := r.writeStatus(ctx, s); err != nil {
+		return ctrl.Result{}, err
 	}
 	if webhookDue(s.task) {
 		// Delivered on the service's own pool, never on this worker.
 		r.deliveries.Schedule(req.NamespacedName, s.task.Spec.WebhookURL, s.task.Status.Webhook)
 	}
-	if err := r.settle(ctx, s); err != nil {
-		return ctrl.Result{}, err
-	}
 	return ctrl.Result{RequeueAfter: s.requeue}, nil
 }
 
-// settle records Settled on a task that is done but does not show it: one
-// that an older manager, before the field existed, finished. Every other
-// terminal status is written with Settled already. The cache holds a
-// trimmed status, so the write starts from a live read.
-func (r *Reconciler) settle(ctx context.Context, s *scope) error {
-	if st := &s.task.Status; st.Settled || !settled(st, s.task) {
+// writeStatus writes the status the phases computed, if any, guarded by
+// the version it was computed from, and reports the phase change.
+func (r *Reconciler) writeStatus(ctx context.Context, s *scope) error {
+	if s.status == nil {
 		return nil
+	}
+	old := s.base.Status
+	updated, err := r.applyStatus(ctx, s.base, *s.status)
+	if err != nil {
+		return err
+	}
+	r.recordTransition(ctx, s, old, updated)
+	s.task = updated
+	return nil
+}
+
+// settleLegacy computes Settled for a task that is done but does not show
+// it: one that an older manager, before the field existed, finished. Every
+// other terminal status is written with Settled already. The cache holds a
+// trimmed status, so the write starts from a live read.
+func (r *Reconciler) settleLegacy(ctx context.Context, s *scope) (bool, error) {
+	if st := &s.task.Status; st.Settled || !settled(st, s.task) {
+		return false, nil
 	}
 	live, err := r.clientset.SchedulerV1alpha1().AgentTasks(s.task.Namespace).Get(ctx, s.task.Name, metav1.GetOptions{})
 	if err != nil {
-		return errorf(errAPIRead, "get agenttask %s: %w", describe(s.task), err)
+		return false, errorf(errAPIRead, "get agenttask %s: %w", describe(s.task), err)
 	}
 	if live.UID != s.task.UID || live.Status.Settled || !settled(&live.Status, live) {
-		return nil
+		return false, nil
 	}
 	st := *live.Status.DeepCopy()
 	summarize(&st, live)
-	_, err = r.applyStatus(ctx, live, st)
-	return err
+	s.base, s.status = live, &st
+	return false, nil
 }
 
 // ensureJob finds the task's Job or creates it, exactly once.
-func (r *Reconciler) ensureJob(ctx context.Context, s *scope) error {
+func (r *Reconciler) ensureJob(ctx context.Context, s *scope) (bool, error) {
 	key := types.NamespacedName{Namespace: s.task.Namespace, Name: JobName(s.task)}
 	job, err := r.jobs.get(key)
 	switch {
 	case err != nil:
-		return errorf(errAPIRead, "get job %s: %w", key, err)
+		return false, errorf(errAPIRead, "get job %s: %w", key, err)
 	case job != nil:
 		r.adopt(s, job)
-		return nil
+		return false, nil
 	case s.task.Status.JobName != "":
 		// The task recorded its Job but the cache has none: ask the API
 		// server, the cache may lag behind. Never create the Job again.
-		return r.confirmJob(ctx, s, key)
+		return false, r.confirmJob(ctx, s, key)
 	}
-	return r.createJob(ctx, s)
+	return false, r.createJob(ctx, s)
 }
 
 func (r *Reconciler) confirmJob(ctx context.Context, s *scope, key types.NamespacedName) error {
@@ -182,34 +204,34 @@ func (r *Reconciler) adopt(s *scope, job *batchv1.Job) {
 // tell: once the Job concluded (the finished pod holds the agent's exit code
 // and output), and when the pod the task recorded has left the cache before
 // that (it finished, or was deleted: PodGone).
-func (r *Reconciler) observePod(ctx context.Context, s *scope) error {
+func (r *Reconciler) observePod(ctx context.Context, s *scope) (bool, error) {
 	job := s.obs.Job
 	if job == nil {
-		return nil
+		return false, nil
 	}
 	concluded := jobCondition(job, batchv1.JobComplete) != nil || failure(job) != nil
 	if !concluded {
 		pods := &corev1.PodList{}
 		if err := r.client.List(ctx, pods, client.InNamespace(job.Namespace), client.MatchingFields{podJobIndex: job.Name}); err != nil {
-			return errorf(errAPIRead, "list pods of job %s: %w", job.Name, err)
+			return false, errorf(errAPIRead, "list pods of job %s: %w", job.Name, err)
 		}
 		if s.obs.Pod = newestPod(podsOf(pods.Items, job)); s.obs.Pod != nil || s.task.Status.PodName == "" {
-			return nil
+			return false, nil
 		}
 	}
 	key := types.NamespacedName{Namespace: s.task.Namespace, Name: s.task.Name}
 	if pod := r.finished.get(key, job); pod != nil {
 		s.obs.Pod = pod
-		return nil
+		return false, nil
 	}
 	pod, err := r.livePod(ctx, s.task, job)
 	if err != nil {
-		return err
+		return false, err
 	}
 	r.finished.put(key, pod)
 	s.obs.Pod = pod
 	s.obs.PodGone = pod == nil && !concluded && s.task.Status.PodName != ""
-	return nil
+	return false, nil
 }
 
 // livePod reads the Job's newest pod from the API server: by the name the
@@ -244,25 +266,20 @@ func podsOf(pods []corev1.Pod, job *batchv1.Job) []corev1.Pod {
 	return out
 }
 
-// updateStatus computes the status from the observation and writes it only
-// when it differs from the stored one.
-func (r *Reconciler) updateStatus(ctx context.Context, s *scope) error {
+// computeStatus computes the status from the observation; it is written
+// when it differs from the stored one, unless a new task's Pending waits.
+func (r *Reconciler) computeStatus(_ context.Context, s *scope) (bool, error) {
 	old := s.task.Status
 	st := ComputeStatus(s.task, s.obs)
 	if equality.Semantic.DeepEqual(old, st) {
-		return nil
+		return false, nil
 	}
 	if wait := r.pendingDelay(old, st, s.obs); wait > 0 {
 		s.requeue = minPositive(s.requeue, wait)
-		return nil
+		return false, nil
 	}
-	updated, err := r.applyStatus(ctx, s.task, st)
-	if err != nil {
-		return err
-	}
-	r.recordTransition(ctx, s, old, updated)
-	s.task = updated
-	return nil
+	s.base, s.status = s.task, &st
+	return false, nil
 }
 
 // pendingDelay is how much longer a new task waits before its first status,

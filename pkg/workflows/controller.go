@@ -19,6 +19,7 @@ import (
 	"opsnorth.io/scheduler/generated/clientset/versioned"
 	listers "opsnorth.io/scheduler/generated/listers/scheduler/v1alpha1"
 	"opsnorth.io/scheduler/pkg/conditions"
+	"opsnorth.io/scheduler/pkg/manager"
 	"opsnorth.io/scheduler/pkg/webhook"
 )
 
@@ -48,9 +49,21 @@ type Reconciler struct {
 	created sync.Map
 }
 
-// Reconcile brings one Workflow forward: fetch → validate → observe its tasks
-// → decide → start steps → write status once → stop tasks of a finished
-// workflow → schedule its webhook.
+// startRounds bounds the create-then-decide-again rounds of one reconcile
+// (see decide).
+const startRounds = 3
+
+// scope is one reconcile's working state.
+type scope struct {
+	wf   *v1alpha1.Workflow
+	obs  *observation
+	plan plan
+}
+
+// Reconcile brings one Workflow forward: fetch → observe its tasks and
+// decide → start steps → the webhook condition → write status once, if it
+// changed → stop the tasks of a finished workflow. A finished workflow only
+// has its stray tasks stopped and its webhook scheduled.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	wf, err := r.workflows(req.Namespace).Get(req.Name)
 	if apierrors.IsNotFound(err) {
@@ -67,38 +80,60 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if wf.Status.Phase.IsTerminal() {
 		return r.finished(ctx, wf)
 	}
-	obs, err := r.gather(ctx, wf)
-	if err != nil {
+	s := &scope{wf: wf}
+	if err := manager.RunPhases(ctx, s, r.observeTasks, r.startSteps, r.webhookCondition); err != nil {
 		return ctrl.Result{}, err
 	}
-	p := decide(obs)
-	conflict := ""
-	for round := 0; len(p.starts) > 0 && conflict == "" && round < 3; round++ {
-		if conflict, err = r.startSteps(ctx, obs, p); err != nil {
-			return ctrl.Result{}, err
-		}
-		p = decide(obs)
-	}
-	if conflict != "" {
-		msg := fmt.Sprintf("AgentTask %s exists and is not owned by this workflow; delete it to continue", conflict)
-		p.status.Message = msg
-		conditions.SetSummary(&p.status.Conditions, wf.Generation, conditions.Stalled, ReasonTaskNameConflict, msg)
-		p.requeue = conflictRetry
-	}
-	if p.status.Phase.IsTerminal() && wf.Spec.WebhookURL != "" {
-		meta.SetStatusCondition(&p.status.Conditions, webhook.Condition(p.status.Webhook, wf.Generation))
-	}
-	if !equality.Semantic.DeepEqual(wf.Status, p.status) {
-		written, err := r.writeStatus(ctx, wf, &p.status)
+	if !equality.Semantic.DeepEqual(wf.Status, s.plan.status) {
+		written, err := r.writeStatus(ctx, wf, &s.plan.status)
 		if err != nil || !written {
 			return ctrl.Result{}, err
 		}
-		r.announce(wf, &p)
+		r.announce(wf, &s.plan)
 	}
-	if p.status.Phase.IsTerminal() {
-		return ctrl.Result{}, r.stopTasks(ctx, wf, obs.tasks)
+	if s.plan.status.Phase.IsTerminal() {
+		return ctrl.Result{}, r.stopTasks(ctx, wf, s.obs.tasks)
 	}
-	return ctrl.Result{RequeueAfter: p.requeue}, nil
+	return ctrl.Result{RequeueAfter: s.plan.requeue}, nil
+}
+
+// observeTasks reads the workflow's step tasks and decides what to do.
+func (r *Reconciler) observeTasks(ctx context.Context, s *scope) (bool, error) {
+	obs, err := r.gather(ctx, s.wf)
+	if err != nil {
+		return false, err
+	}
+	s.obs, s.plan = obs, decide(obs)
+	return false, nil
+}
+
+// startSteps creates the step tasks the plan starts and decides again, for
+// at most startRounds rounds. A task of a step's name that another owner
+// holds stalls the workflow until it is gone.
+func (r *Reconciler) startSteps(ctx context.Context, s *scope) (bool, error) {
+	conflict := ""
+	for round := 0; len(s.plan.starts) > 0 && conflict == "" && round < startRounds; round++ {
+		var err error
+		if conflict, err = r.createStepTasks(ctx, s.obs, s.plan); err != nil {
+			return false, err
+		}
+		s.plan = decide(s.obs)
+	}
+	if conflict != "" {
+		msg := fmt.Sprintf("AgentTask %s exists and is not owned by this workflow; delete it to continue", conflict)
+		s.plan.status.Message = msg
+		conditions.SetSummary(&s.plan.status.Conditions, s.wf.Generation, conditions.Stalled, ReasonTaskNameConflict, msg)
+		s.plan.requeue = conflictRetry
+	}
+	return false, nil
+}
+
+// webhookCondition shows a finished workflow's webhook delivery.
+func (r *Reconciler) webhookCondition(_ context.Context, s *scope) (bool, error) {
+	if st := &s.plan.status; st.Phase.IsTerminal() && s.wf.Spec.WebhookURL != "" {
+		meta.SetStatusCondition(&st.Conditions, webhook.Condition(st.Webhook, s.wf.Generation))
+	}
+	return false, nil
 }
 
 // finished handles a workflow whose terminal status is stored: no step task
@@ -142,9 +177,9 @@ func (r *Reconciler) latest(ctx context.Context, key types.NamespacedName, wf *v
 	return wf
 }
 
-// startSteps creates the planned step attempts and adds them to obs. It
-// returns the name of a task that exists but belongs to someone else.
-func (r *Reconciler) startSteps(ctx context.Context, obs *observation, p plan) (string, error) {
+// createStepTasks creates the planned step attempts and adds them to obs.
+// It returns the name of a task that exists but belongs to someone else.
+func (r *Reconciler) createStepTasks(ctx context.Context, obs *observation, p plan) (string, error) {
 	wf := obs.wf
 	for _, s := range p.starts {
 		task := buildTask(wf, s.step, s.attempt, s.input)

@@ -34,8 +34,14 @@ var (
 	})
 )
 
-func init() {
-	metrics.Registry.MustRegister(workflowsStarted, workflowsCompleted, workflowDuration, hopLatency)
+var registerOnce sync.Once
+
+// registerMetrics adds the metrics to controller-runtime's registry, once
+// per process, when a manager sets the controller up (as every manager does).
+func registerMetrics() {
+	registerOnce.Do(func() {
+		metrics.Registry.MustRegister(workflowsStarted, workflowsCompleted, workflowDuration, hopLatency)
+	})
 }
 
 // hopTracker remembers when this manager first saw each step task succeed,

@@ -38,6 +38,7 @@ type Config struct {
 // informers of its own that select on the workflow label, so AgentTasks of
 // other origins are never cached here.
 func Setup(_ context.Context, deps *manager.Deps, cfg Config) error {
+	registerMetrics()
 	if cfg.Budget == (Budget{}) {
 		cfg.Budget = DefaultBudget
 	}
