@@ -2,7 +2,6 @@ package deployments
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"testing"
 
@@ -11,6 +10,7 @@ import (
 
 	"opsnorth.io/scheduler/pkg/deployments/tiers"
 	"opsnorth.io/scheduler/pkg/manager"
+	"opsnorth.io/scheduler/pkg/testkit"
 )
 
 var deploymentEnv = []string{"DEPLOYMENT_DOMAIN", "CLUSTER_SECRET_STORE", "DISABLE_NETWORK_POLICIES", "WATCH_NAMESPACE",
@@ -48,13 +48,8 @@ func run(t *testing.T, env map[string]string, args ...string) (*Options, *manage
 		t.Setenv(k, v)
 	}
 	o := &Options{}
-	var got *manager.Component
-	cmd := manager.NewCommand(component(o), manager.WithRunFunc(
-		func(_ context.Context, _ manager.Options, c manager.Component) error { got = &c; return nil }))
-	cmd.SetOut(&bytes.Buffer{})
-	cmd.SetErr(&bytes.Buffer{})
-	cmd.SetArgs(args)
-	return o, got, cmd.Execute()
+	got, err := testkit.ParseCommand(t, component(o), args...)
+	return o, got, err
 }
 
 func TestOptions(t *testing.T) {

@@ -5,11 +5,13 @@ import (
 	"maps"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
+	"k8s.io/apimachinery/pkg/runtime"
+	toolscache "k8s.io/client-go/tools/cache"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"opsnorth.io/scheduler/generated/clientset/versioned"
 	"opsnorth.io/scheduler/generated/informers/externalversions"
+	"opsnorth.io/scheduler/generated/informers/externalversions/internalinterfaces"
 )
 
 // SchedulerInformers are the generated shared informer factories of the
@@ -57,6 +59,21 @@ func (s *SchedulerInformers) For(namespace string) externalversions.SharedInform
 		return s.all
 	}
 	return s.byNamespace[namespace]
+}
+
+// InformersFor registers on each factory the informer of obj that build
+// makes for the factory's namespace ("" for all), in place of the factory's
+// default informer of that kind, and returns them by namespace. A kind a
+// manager caches only in part (label- or field-selected) so comes from the
+// same factories as every other: started, synced and checked for readiness
+// the same way, and served by the factory's lister. Call it in Setup,
+// before anything asks the factories for that kind.
+func (s *SchedulerInformers) InformersFor(obj runtime.Object, build func(namespace string) internalinterfaces.NewInformerFunc) map[string]toolscache.SharedIndexInformer {
+	out := map[string]toolscache.SharedIndexInformer{}
+	for ns, f := range s.ByNamespace() {
+		out[ns] = f.InformerFor(obj, build(ns))
+	}
+	return out
 }
 
 // newSchedulerInformers builds the factories for namespaces; an empty list

@@ -84,8 +84,7 @@ func Setup(ctx context.Context, d *manager.Deps, cfg Config) error {
 	for _, inf := range jobs.informers {
 		b = b.WatchesRawSource(&source.Informer{Informer: inf, Handler: jobOwner})
 	}
-	for ns, f := range factories {
-		inf := f.InformerFor(&v1alpha1.AgentTask{}, unsettledTasks(ns))
+	for _, inf := range d.Informers.InformersFor(&v1alpha1.AgentTask{}, unsettledTasks) {
 		if err := inf.SetTransform(trimTask); err != nil {
 			return fmt.Errorf("set agenttask informer transform: %w", err)
 		}

@@ -2,7 +2,6 @@ package tasks
 
 import (
 	"bytes"
-	"context"
 	"net/netip"
 	"os"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"opsnorth.io/scheduler/pkg/manager"
+	"opsnorth.io/scheduler/pkg/testkit"
 	"opsnorth.io/scheduler/pkg/webhook"
 )
 
@@ -20,13 +20,8 @@ import (
 func run(t *testing.T, args ...string) (*Options, *manager.Component, error) {
 	t.Helper()
 	o := &Options{}
-	var got *manager.Component
-	cmd := manager.NewCommand(component(o), manager.WithRunFunc(
-		func(_ context.Context, _ manager.Options, c manager.Component) error { got = &c; return nil }))
-	cmd.SetOut(&bytes.Buffer{})
-	cmd.SetErr(&bytes.Buffer{})
-	cmd.SetArgs(args)
-	return o, got, cmd.Execute()
+	got, err := testkit.ParseCommand(t, component(o), args...)
+	return o, got, err
 }
 
 func unsetTaskNamespace(t *testing.T) {

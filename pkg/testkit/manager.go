@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -205,4 +206,19 @@ func (r *statusRecorder) Flush() {
 	if f, ok := r.ResponseWriter.(http.Flusher); ok {
 		f.Flush()
 	}
+}
+
+// ParseCommand runs the command of c with args as its binary would, up to
+// the point where it would run the manager: flags, environment and
+// validation. It returns the component the run function got, or nil when
+// parsing or validation stopped it.
+func ParseCommand(t *testing.T, c manager.Component, args ...string) (*manager.Component, error) {
+	t.Helper()
+	var got *manager.Component
+	cmd := manager.NewCommand(c, manager.WithRunFunc(
+		func(_ context.Context, _ manager.Options, c manager.Component) error { got = &c; return nil }))
+	cmd.SetOut(io.Discard)
+	cmd.SetErr(io.Discard)
+	cmd.SetArgs(args)
+	return got, cmd.Execute()
 }

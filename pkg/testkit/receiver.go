@@ -12,11 +12,12 @@ import (
 	"time"
 )
 
-// Got is one request a Receiver got.
+// Got is one request a Receiver got, and when.
 type Got struct {
 	Path   string
 	Header http.Header
 	Body   []byte
+	At     time.Time
 }
 
 // Handler answers the n-th request (from 0) of a Receiver.
@@ -27,8 +28,12 @@ type Receiver struct {
 	URL    string
 	handle Handler
 
-	mu  sync.Mutex
-	got []Got
+	mu   sync.Mutex
+	got  []Got
+	upAt time.Time
+	// addr and srv serve a receiver that starts down (NewReceiverDown).
+	addr string
+	srv  *http.Server
 }
 
 // NewReceiver serves handle on a fresh loopback port until the test ends.
@@ -52,12 +57,51 @@ func NewReceiverOn(t *testing.T, ln net.Listener, handle Handler) *Receiver {
 	return r
 }
 
+// NewReceiverDown reserves a loopback port for a receiver that is down
+// until Up: senders get connection refused, as from a receiver that is
+// really down. It stops when the test ends.
+func NewReceiverDown(t *testing.T, handle Handler) *Receiver {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("listen: %v", err)
+	}
+	r := &Receiver{handle: handle, addr: ln.Addr().String()}
+	r.URL = "http://" + r.addr
+	if err := ln.Close(); err != nil {
+		t.Fatalf("release the receiver's port: %v", err)
+	}
+	r.srv = &http.Server{Handler: r, ReadHeaderTimeout: 5 * time.Second}
+	t.Cleanup(func() { _ = r.srv.Close() })
+	return r
+}
+
+// Up starts serving a receiver made by NewReceiverDown on its port. It may
+// run on a goroutine of its own: it reports failure with Errorf.
+func (r *Receiver) Up(t *testing.T) {
+	ln, err := net.Listen("tcp", r.addr)
+	if err != nil {
+		t.Errorf("listen again on the receiver's port: %v", err)
+		return
+	}
+	r.mu.Lock()
+	r.upAt = time.Now()
+	r.mu.Unlock()
+	go func() { _ = r.srv.Serve(ln) }()
+}
+
+// UpAt is when Up last ran; zero for a receiver that was never down.
+func (r *Receiver) UpAt() time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.upAt
+}
+
 // ServeHTTP records the request, then lets the handler answer.
 func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	body, _ := io.ReadAll(req.Body)
 	r.mu.Lock()
 	n := len(r.got)
-	r.got = append(r.got, Got{Path: req.URL.Path, Header: req.Header.Clone(), Body: body})
+	r.got = append(r.got, Got{Path: req.URL.Path, Header: req.Header.Clone(), Body: body, At: time.Now()})
 	r.mu.Unlock()
 	r.handle(n, w, req)
 }
@@ -69,7 +113,7 @@ func (r *Receiver) Requests() []Got {
 	return append([]Got(nil), r.got...)
 }
 
-// OK answers 204 to every request.
+// OK answers 200 with no body to every request.
 func OK(int, http.ResponseWriter, *http.Request) {}
 
 // FailFirst answers the first n requests with status, then 200.

@@ -76,10 +76,12 @@ func runAutopilot(t *testing.T, k *cluster) *autopilot {
 func TestHopLatency(t *testing.T) {
 	const workflowsN, stepsN = 5, 50
 	k := newCluster(t)
+	a := runAutopilot(t, k)
+	// The manager registers its metrics when it sets up; no workflow exists
+	// yet, so nothing was observed.
+	startManager(t, k.ns)
 	before := histogram(t)
 	patchesBefore := requests(t, "PATCH")
-	a := runAutopilot(t, k)
-	startManager(t, k.ns)
 	for w := range workflowsN {
 		steps := make([]v1alpha1.WorkflowStep, stepsN)
 		for i := range steps {

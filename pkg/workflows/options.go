@@ -38,7 +38,7 @@ func (o *Options) Config() (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
-	return Config{Namespaces: o.WorkflowNamespaces, Webhook: hooks, Budget: DefaultBudget}, nil
+	return Config{Webhook: hooks, Budget: DefaultBudget}, nil
 }
 
 // NewComponent declares the workflows manager for manager.NewCommand: its

@@ -2,7 +2,6 @@ package workflows
 
 import (
 	"bytes"
-	"context"
 	"net/netip"
 	"os"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"opsnorth.io/scheduler/pkg/manager"
+	"opsnorth.io/scheduler/pkg/testkit"
 	"opsnorth.io/scheduler/pkg/webhook"
 )
 
@@ -20,13 +20,8 @@ import (
 func run(t *testing.T, args ...string) (*Options, *manager.Component, error) {
 	t.Helper()
 	o := &Options{}
-	var got *manager.Component
-	cmd := manager.NewCommand(component(o), manager.WithRunFunc(
-		func(_ context.Context, _ manager.Options, c manager.Component) error { got = &c; return nil }))
-	cmd.SetOut(&bytes.Buffer{})
-	cmd.SetErr(&bytes.Buffer{})
-	cmd.SetArgs(args)
-	return o, got, cmd.Execute()
+	got, err := testkit.ParseCommand(t, component(o), args...)
+	return o, got, err
 }
 
 func unsetWorkflowNamespace(t *testing.T) {
@@ -91,7 +86,7 @@ func TestWebhookFlags(t *testing.T) {
 		{
 			name: "defaults",
 			want: Config{
-				Namespaces: manager.Namespaces{"agent-tasks"}, Budget: DefaultBudget,
+				Budget: DefaultBudget,
 				Webhook: webhook.Config{
 					Guard: webhook.Guard{Allowed: []netip.Prefix{}}, Timeout: 10 * time.Second, Policy: webhook.DefaultPolicy,
 					Workers: 16, MaxPerHost: 4, UserAgent: "opsnorth-scheduler-workflows/" + manager.Version(),
@@ -103,7 +98,7 @@ func TestWebhookFlags(t *testing.T) {
 			env:  map[string]string{"WEBHOOK_ALLOWED_CIDRS": "127.0.0.1,10.0.0.0/8", "WEBHOOK_MAX_ATTEMPTS": "3"},
 			args: []string{"--webhook-timeout=2s", "--webhook-retry-base-delay=1s", "--webhook-retry-max-delay=4s"},
 			want: Config{
-				Namespaces: manager.Namespaces{"agent-tasks"}, Budget: DefaultBudget,
+				Budget: DefaultBudget,
 				Webhook: webhook.Config{
 					Guard:   webhook.Guard{Allowed: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32"), netip.MustParsePrefix("10.0.0.0/8")}},
 					Timeout: 2 * time.Second, Policy: webhook.Policy{MaxAttempts: 3, BaseDelay: time.Second, MaxDelay: 4 * time.Second},

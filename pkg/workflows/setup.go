@@ -6,8 +6,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/selection"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -16,7 +15,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
-	"opsnorth.io/scheduler/generated/informers/externalversions"
+	"opsnorth.io/scheduler/generated/clientset/versioned"
+	"opsnorth.io/scheduler/generated/informers/externalversions/internalinterfaces"
+	informers "opsnorth.io/scheduler/generated/informers/externalversions/scheduler/v1alpha1"
 	listers "opsnorth.io/scheduler/generated/listers/scheduler/v1alpha1"
 	"opsnorth.io/scheduler/pkg/labelkeys"
 	"opsnorth.io/scheduler/pkg/manager"
@@ -25,33 +26,28 @@ import (
 
 // Config is the workflows controller's own configuration.
 type Config struct {
-	// Namespaces whose Workflows are reconciled; empty means all.
-	Namespaces manager.Namespaces
 	// Webhook is how completion webhooks are delivered.
 	Webhook webhook.Config
 	// Budget bounds stored step outputs; zero means DefaultBudget.
 	Budget Budget
 }
 
-// Setup registers the Workflow controller with deps.Manager: Workflows come
-// from the shared scheduler informers, the workflows' AgentTasks from
-// informers of its own that select on the workflow label, so AgentTasks of
-// other origins are never cached here.
+// Setup registers the Workflow controller with deps.Manager. Workflows and
+// their AgentTasks come from the shared scheduler informers; the AgentTask
+// informers select on the workflow label, so AgentTasks of other origins
+// are never cached here.
 func Setup(_ context.Context, deps *manager.Deps, cfg Config) error {
 	registerMetrics()
 	if cfg.Budget == (Budget{}) {
 		cfg.Budget = DefaultBudget
 	}
-	taskFactories, err := taskInformers(deps, cfg.Namespaces)
-	if err != nil {
-		return err
-	}
+	taskInformers := deps.Informers.InformersFor(&v1alpha1.AgentTask{}, workflowTasks)
 	r := &Reconciler{
 		workflows: func(ns string) listers.WorkflowNamespaceLister {
 			return deps.Informers.For(ns).Scheduler().V1alpha1().Workflows().Lister().Workflows(ns)
 		},
 		tasks: func(ns string) listers.AgentTaskNamespaceLister {
-			return taskFactories(ns).Scheduler().V1alpha1().AgentTasks().Lister().AgentTasks(ns)
+			return deps.Informers.For(ns).Scheduler().V1alpha1().AgentTasks().Lister().AgentTasks(ns)
 		},
 		client:     deps.Clientset,
 		recorder:   deps.Manager.GetEventRecorder(deps.FieldOwner),
@@ -74,11 +70,8 @@ func Setup(_ context.Context, deps *manager.Deps, cfg Config) error {
 			Handler:  &handler.EnqueueRequestForObject{},
 		})
 	}
-	for _, ns := range factoryNamespaces(cfg.Namespaces) {
-		b = b.WatchesRawSource(&source.Informer{
-			Informer: taskFactories(ns).Scheduler().V1alpha1().AgentTasks().Informer(),
-			Handler:  taskHandler(r),
-		})
+	for _, inf := range taskInformers {
+		b = b.WatchesRawSource(&source.Informer{Informer: inf, Handler: taskHandler(r)})
 	}
 	if err := b.Complete(r); err != nil {
 		return fmt.Errorf("build workflow controller: %w", err)
@@ -86,40 +79,15 @@ func Setup(_ context.Context, deps *manager.Deps, cfg Config) error {
 	return nil
 }
 
-// factoryNamespaces are the namespaces with a factory; "" means all.
-func factoryNamespaces(ns manager.Namespaces) []string {
-	if ns.All() {
-		return []string{metav1.NamespaceAll}
+// workflowTasks builds the AgentTask informer of namespace ("" for all) on
+// the tasks that carry the workflow label: step tasks, and any task that
+// claims to be one (the controller checks its owner).
+func workflowTasks(namespace string) internalinterfaces.NewInformerFunc {
+	return func(cs versioned.Interface, resync time.Duration) toolscache.SharedIndexInformer {
+		return informers.NewFilteredAgentTaskInformer(cs, namespace, resync,
+			toolscache.Indexers{toolscache.NamespaceIndex: toolscache.MetaNamespaceIndexFunc},
+			func(o *metav1.ListOptions) { o.LabelSelector = labelkeys.Workflow })
 	}
-	return ns
-}
-
-// taskInformers builds one AgentTask informer factory per watched namespace,
-// listing only tasks that carry the workflow label, registers them with the
-// manager and returns the factory for a namespace.
-func taskInformers(deps *manager.Deps, namespaces manager.Namespaces) (func(string) externalversions.SharedInformerFactory, error) {
-	req, err := labels.NewRequirement(labelkeys.Workflow, selection.Exists, nil)
-	if err != nil {
-		return nil, fmt.Errorf("workflow label selector: %w", err)
-	}
-	tweak := externalversions.WithTweakListOptions(func(o *metav1.ListOptions) {
-		o.LabelSelector = labels.NewSelector().Add(*req).String()
-	})
-	byNamespace := map[string]externalversions.SharedInformerFactory{}
-	for i, ns := range factoryNamespaces(namespaces) {
-		f := externalversions.NewSharedInformerFactoryWithOptions(deps.Clientset, 0, externalversions.WithNamespace(ns), tweak)
-		f.Scheduler().V1alpha1().AgentTasks().Informer()
-		if err := manager.AddInformerFactory(deps.Manager, fmt.Sprintf("workflow-tasks-%d", i), f); err != nil {
-			return nil, err
-		}
-		byNamespace[ns] = f
-	}
-	return func(ns string) externalversions.SharedInformerFactory {
-		if f, ok := byNamespace[metav1.NamespaceAll]; ok {
-			return f
-		}
-		return byNamespace[ns]
-	}, nil
 }
 
 // taskHandler enqueues the Workflow that controls an AgentTask, records

@@ -3,71 +3,29 @@
 package chaos
 
 import (
-	"io"
-	"net"
-	"net/http"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/require"
+	"opsnorth.io/scheduler/pkg/testkit"
 )
 
-// receiver is a webhook endpoint on 127.0.0.1 that counts deliveries per
-// path (one per task or workflow) and per Idempotency-Key. It can start
-// down: nothing listens on its port until up is called, so senders get
-// connection refused as from a receiver that is really down.
-type receiver struct {
-	addr string
-	srv  *http.Server
-
-	mu     sync.Mutex
-	byPath map[string]map[string]int // path → idempotency key → deliveries
-	upAt   time.Time
-	last   time.Time
-}
+// receiver is a testkit receiver that starts down (nothing listens on its
+// port until up, so senders get connection refused as from a receiver that
+// is really down) and counts deliveries per path (one per task or
+// workflow) and per Idempotency-Key.
+type receiver struct{ *testkit.Receiver }
 
 // newReceiver reserves a loopback port for a receiver that is not up yet.
 func newReceiver(t *testing.T) *receiver {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	r := &receiver{addr: ln.Addr().String(), byPath: map[string]map[string]int{}}
-	require.NoError(t, ln.Close())
-	r.srv = &http.Server{Handler: r, ReadHeaderTimeout: 5 * time.Second}
-	t.Cleanup(func() { _ = r.srv.Close() })
-	return r
+	return &receiver{testkit.NewReceiverDown(t, testkit.OK)}
 }
 
 // up starts listening on the reserved port. It may run in a goroutine of
 // its own: it reports failure with Errorf.
-func (r *receiver) up(t *testing.T) {
-	t.Helper()
-	ln, err := net.Listen("tcp", r.addr)
-	if err != nil {
-		t.Errorf("listen again on the receiver's port: %v", err)
-		return
-	}
-	r.mu.Lock()
-	r.upAt = time.Now()
-	r.mu.Unlock()
-	go func() { _ = r.srv.Serve(ln) }()
-}
+func (r *receiver) up(t *testing.T) { r.Up(t) }
 
-func (r *receiver) url(path string) string { return "http://" + r.addr + path }
-
-func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	_, _ = io.Copy(io.Discard, req.Body)
-	key := req.Header.Get("Idempotency-Key")
-	r.mu.Lock()
-	if r.byPath[req.URL.Path] == nil {
-		r.byPath[req.URL.Path] = map[string]int{}
-	}
-	r.byPath[req.URL.Path][key]++
-	r.last = time.Now()
-	r.mu.Unlock()
-	w.WriteHeader(http.StatusNoContent)
-}
+func (r *receiver) url(path string) string { return r.URL + path }
 
 // deliveries summarises what arrived for paths.
 type deliveries struct {
@@ -81,11 +39,18 @@ type deliveries struct {
 }
 
 func (r *receiver) count(paths []string) deliveries {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	byPath := map[string]map[string]int{} // path → idempotency key → deliveries
+	var last time.Time
+	for _, got := range r.Requests() {
+		if byPath[got.Path] == nil {
+			byPath[got.Path] = map[string]int{}
+		}
+		byPath[got.Path][got.Header.Get("Idempotency-Key")]++
+		last = got.At
+	}
 	d := deliveries{Expected: len(paths)}
 	for _, p := range paths {
-		keys := r.byPath[p]
+		keys := byPath[p]
 		if len(keys) > 0 {
 			d.Delivered++
 		}
@@ -100,8 +65,8 @@ func (r *receiver) count(paths []string) deliveries {
 			}
 		}
 	}
-	if !r.upAt.IsZero() && r.last.After(r.upAt) {
-		d.LastAfterUpSecs = r.last.Sub(r.upAt).Seconds()
+	if upAt := r.UpAt(); !upAt.IsZero() && last.After(upAt) {
+		d.LastAfterUpSecs = last.Sub(upAt).Seconds()
 	}
 	return d
 }
