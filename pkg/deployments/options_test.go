@@ -1,7 +1,6 @@
 package deployments
 
 import (
-	"bytes"
 	"os"
 	"testing"
 
@@ -154,11 +153,7 @@ func TestComponent(t *testing.T) {
 }
 
 func TestHelp(t *testing.T) {
-	cmd := manager.NewCommand(NewComponent())
-	var out bytes.Buffer
-	cmd.SetOut(&out)
-	cmd.SetArgs([]string{"--help"})
-	require.NoError(t, cmd.Execute())
+	help := testkit.HelpText(t, NewComponent())
 	for _, want := range []string{
 		"--deployment-domain", "(env DEPLOYMENT_DOMAIN)",
 		"--cluster-secret-store", "(env CLUSTER_SECRET_STORE)", `(default "default")`,
@@ -169,6 +164,6 @@ func TestHelp(t *testing.T) {
 		"--ingress-controller-namespace", "(env INGRESS_CONTROLLER_NAMESPACE)",
 		"--metrics-bind-address", "(env MAX_CONCURRENT_RECONCILES)",
 	} {
-		assert.Contains(t, out.String(), want)
+		assert.Contains(t, help, want)
 	}
 }

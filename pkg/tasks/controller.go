@@ -42,10 +42,13 @@ type Reconciler struct {
 	listers    []listers.AgentTaskLister
 	recorder   recorder.EventRecorder
 	deliveries *webhook.Service
-	finished   *finishedPods
-	cfg        Config
-	fieldOwner string
-	now        func() time.Time
+	// running and terminal are the reconcile's phases, built once: the
+	// reconcile runs on every Job, pod and task event.
+	running, terminal []manager.Phase[*scope]
+	finished          *finishedPods
+	cfg               Config
+	fieldOwner        string
+	now               func() time.Time
 }
 
 // Setup registers the AgentTask controller with d.Manager.
@@ -68,6 +71,8 @@ func Setup(ctx context.Context, d *manager.Deps, cfg Config) error {
 		fieldOwner: d.FieldOwner,
 		now:        time.Now,
 	}
+	r.running = []manager.Phase[*scope]{r.ensureJob, r.observePod, r.computeStatus}
+	r.terminal = []manager.Phase[*scope]{r.settleLegacy}
 	r.deliveries = webhook.NewService(webhook.Options{
 		Config: cfg.Webhook, Kind: "AgentTask", Event: WebhookEvent,
 		Secrets: r.apiReader, Recorder: r.recorder, Subject: deliveries{r}, Now: r.now,

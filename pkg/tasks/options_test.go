@@ -1,7 +1,6 @@
 package tasks
 
 import (
-	"bytes"
 	"net/netip"
 	"os"
 	"testing"
@@ -159,11 +158,7 @@ func TestTaskFlags(t *testing.T) {
 }
 
 func TestHelp(t *testing.T) {
-	cmd := manager.NewCommand(NewComponent())
-	var out bytes.Buffer
-	cmd.SetOut(&out)
-	cmd.SetArgs([]string{"--help"})
-	require.NoError(t, cmd.Execute())
+	help := testkit.HelpText(t, NewComponent())
 	for _, want := range []string{
 		"--task-namespace", "(env TASK_NAMESPACE)", "(default agent-tasks)",
 		"--kube-api-qps", "(env KUBE_API_QPS)", "--leader-elect", "--version",
@@ -171,6 +166,6 @@ func TestHelp(t *testing.T) {
 		"--webhook-timeout", "(default 10s)", "--webhook-max-attempts", "(default 8)",
 		"--default-ttl-seconds-after-finished", "(default 3600)",
 	} {
-		assert.Contains(t, out.String(), want)
+		assert.Contains(t, help, want)
 	}
 }

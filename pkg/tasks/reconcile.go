@@ -68,12 +68,12 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	ctx = ctrl.LoggerInto(ctx, log)
 
 	s := &scope{task: task.DeepCopy(), obs: Observation{Now: r.now()}}
-	phases := []manager.Phase[*scope]{r.ensureJob, r.observePod, r.computeStatus}
+	phases := r.running
 	if task.Status.Phase.IsTerminal() {
 		// A terminal task's status is final (its spec is immutable) and the
 		// cache keeps only its phase and webhook state (trimTask): only the
 		// webhook may still be due, or Settled missing.
-		phases = []manager.Phase[*scope]{r.settleLegacy}
+		phases = r.terminal
 	}
 	if err := manager.RunPhases(ctx, s, phases...); err != nil {
 		return ctrl.Result{}, err

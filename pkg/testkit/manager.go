@@ -222,3 +222,14 @@ func ParseCommand(t *testing.T, c manager.Component, args ...string) (*manager.C
 	cmd.SetArgs(args)
 	return got, cmd.Execute()
 }
+
+// HelpText is what the command of c prints for --help.
+func HelpText(t *testing.T, c manager.Component) string {
+	t.Helper()
+	var out strings.Builder
+	cmd := manager.NewCommand(c)
+	cmd.SetOut(&out)
+	cmd.SetArgs([]string{"--help"})
+	require.NoError(t, cmd.Execute())
+	return out.String()
+}

@@ -1,7 +1,6 @@
 package workflows
 
 import (
-	"bytes"
 	"net/netip"
 	"os"
 	"testing"
@@ -134,15 +133,11 @@ func TestWebhookFlags(t *testing.T) {
 }
 
 func TestHelp(t *testing.T) {
-	cmd := manager.NewCommand(NewComponent())
-	var out bytes.Buffer
-	cmd.SetOut(&out)
-	cmd.SetArgs([]string{"--help"})
-	require.NoError(t, cmd.Execute())
+	help := testkit.HelpText(t, NewComponent())
 	for _, want := range []string{
 		"--workflow-namespace", "(env WORKFLOW_NAMESPACE)", "(default agent-tasks)",
 		"--kube-api-qps", "(env KUBE_API_QPS)", "--leader-elect", "--version",
 	} {
-		assert.Contains(t, out.String(), want)
+		assert.Contains(t, help, want)
 	}
 }
