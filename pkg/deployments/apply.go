@@ -45,7 +45,7 @@ func (a *applier) apply(ctx context.Context, c render.Child, owner string) (bool
 	ann[render.AnnotationAppliedHash] = hash
 	desired.SetAnnotations(ann)
 
-	live, err := a.reader.get(ctx, c.GVK, c.Namespace, c.Name)
+	live, err := a.reader.get(c.GVK, c.Namespace, c.Name)
 	if err != nil {
 		return false, err
 	}

@@ -13,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 	"opsnorth.io/scheduler/pkg/deployments/render"
@@ -198,27 +197,9 @@ func TestTiers(t *testing.T) {
 	// (before the status write).
 	assert.EventuallyWithT(t, func(c *assert.CollectT) {
 		assert.Equal(c, map[string]float64{"pending": 0, "provisioning": 1, "ready": 0, "stopped": 0, "error": 2, "deleting": 0, "deleted": 0},
-			metricByLabel(t, "opsnorth_userdeployments", "phase"))
+			testkit.ByLabel(t, "opsnorth_userdeployments", "phase"))
 	}, wait, 200*time.Millisecond)
-	assert.GreaterOrEqual(t, metricByLabel(t, "opsnorth_userdeployment_reconcile_errors_total", "reason")["UnknownTier"], 1.0)
-}
-
-// metricByLabel reads a gauge or counter family from the in-process registry
-// by one label.
-func metricByLabel(t *testing.T, name, label string) map[string]float64 {
-	t.Helper()
-	families, err := metrics.Registry.Gather()
-	require.NoError(t, err)
-	out := map[string]float64{}
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			out[labelValue(m, label)] = m.GetGauge().GetValue() + m.GetCounter().GetValue()
-		}
-	}
-	return out
+	assert.GreaterOrEqual(t, testkit.ByLabel(t, "opsnorth_userdeployment_reconcile_errors_total", "reason")["UnknownTier"], 1.0)
 }
 
 func TestRestartCostsNoWrites(t *testing.T) {

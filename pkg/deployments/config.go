@@ -7,13 +7,13 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/selection"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"opsnorth.io/scheduler/pkg/deployments/render"
 	"opsnorth.io/scheduler/pkg/deployments/tiers"
 	"opsnorth.io/scheduler/pkg/labelkeys"
+	"opsnorth.io/scheduler/pkg/manager"
 )
 
 // Finalizer holds a UserDeployment until its children, which live in another
@@ -37,23 +37,21 @@ func ChildSelector() labels.Selector {
 	return labels.NewSelector().Add(*managed, *user)
 }
 
-// watchedKinds are the built-in child kinds cached and watched.
-func watchedKinds() []client.Object {
-	return []client.Object{
-		&corev1.ConfigMap{}, &corev1.Service{}, &corev1.PersistentVolumeClaim{},
-		&corev1.ResourceQuota{}, &corev1.LimitRange{},
-		&appsv1.Deployment{}, &autoscalingv2.HorizontalPodAutoscaler{},
-		&networkingv1.NetworkPolicy{}, &networkingv1.Ingress{},
-	}
-}
+// selectChildren restricts a list or watch to the manager's children.
+func selectChildren(o *metav1.ListOptions) { o.LabelSelector = ChildSelector().String() }
 
-// CacheByObject restricts the manager's cache to the children it manages,
-// in every namespace (user namespaces are not watch namespaces).
-func CacheByObject() map[client.Object]cache.ByObject {
-	sel := ChildSelector()
-	out := map[client.Object]cache.ByObject{&corev1.Namespace{}: {Label: sel}}
-	for _, obj := range watchedKinds() {
-		out[obj] = cache.ByObject{Label: sel, Namespaces: map[string]cache.Config{metav1.NamespaceAll: {}}}
-	}
-	return out
+// builtinChildren are the built-in kinds of children, cached and watched in
+// every namespace (user namespaces are not watched namespaces), each
+// selected with selectChildren.
+var builtinChildren = map[schema.GroupVersionKind]manager.KubeKind{
+	render.GVKNamespace:     {Object: &corev1.Namespace{}, Resource: corev1.SchemeGroupVersion.WithResource("namespaces")},
+	render.GVKConfigMap:     {Object: &corev1.ConfigMap{}, Resource: corev1.SchemeGroupVersion.WithResource("configmaps")},
+	render.GVKService:       {Object: &corev1.Service{}, Resource: corev1.SchemeGroupVersion.WithResource("services")},
+	render.GVKPVC:           {Object: &corev1.PersistentVolumeClaim{}, Resource: corev1.SchemeGroupVersion.WithResource("persistentvolumeclaims")},
+	render.GVKResourceQuota: {Object: &corev1.ResourceQuota{}, Resource: corev1.SchemeGroupVersion.WithResource("resourcequotas")},
+	render.GVKLimitRange:    {Object: &corev1.LimitRange{}, Resource: corev1.SchemeGroupVersion.WithResource("limitranges")},
+	render.GVKDeployment:    {Object: &appsv1.Deployment{}, Resource: appsv1.SchemeGroupVersion.WithResource("deployments")},
+	render.GVKHPA:           {Object: &autoscalingv2.HorizontalPodAutoscaler{}, Resource: autoscalingv2.SchemeGroupVersion.WithResource("horizontalpodautoscalers")},
+	render.GVKNetworkPolicy: {Object: &networkingv1.NetworkPolicy{}, Resource: networkingv1.SchemeGroupVersion.WithResource("networkpolicies")},
+	render.GVKIngress:       {Object: &networkingv1.Ingress{}, Resource: networkingv1.SchemeGroupVersion.WithResource("ingresses")},
 }

@@ -170,15 +170,16 @@ func appChildSelector(ud *v1alpha1.UserDeployment) labels.Selector {
 	return labels.SelectorFromSet(labels.Set{labelkeys.UserDeployment: render.KeyLabel(render.Key(ud))})
 }
 
-func (r *Reconciler) getDeployment(ctx context.Context, namespace, name string) (*appsv1.Deployment, error) {
-	var d appsv1.Deployment
-	if err := r.client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &d); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil, nil
-		}
+// getDeployment returns the cached Deployment, or nil when there is none.
+func (r *Reconciler) getDeployment(namespace, name string) (*appsv1.Deployment, error) {
+	d, err := r.deployments.Deployments(namespace).Get(name)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
 		return nil, fmt.Errorf("get Deployment %s/%s: %w", namespace, name, err)
 	}
-	return &d, nil
+	return d, nil
 }
 
 // deploymentReady reports a finished rollout with every replica available.

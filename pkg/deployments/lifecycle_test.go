@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
@@ -17,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 	"opsnorth.io/scheduler/pkg/deployments/render"
@@ -50,31 +48,9 @@ func webTemplate(name string) *v1alpha1.DeploymentTemplate {
 	}
 }
 
+// reconciles is controller-runtime's count of userdeployment reconciles.
 func reconciles(t *testing.T) float64 {
-	t.Helper()
-	families, err := metrics.Registry.Gather()
-	require.NoError(t, err)
-	total := 0.0
-	for _, f := range families {
-		if f.GetName() != "controller_runtime_reconcile_total" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			if labelValue(m, "controller") == "userdeployment" {
-				total += m.GetCounter().GetValue()
-			}
-		}
-	}
-	return total
-}
-
-func labelValue(m *dto.Metric, name string) string {
-	for _, l := range m.GetLabel() {
-		if l.GetName() == name {
-			return l.GetValue()
-		}
-	}
-	return ""
+	return testkit.ByLabel(t, "controller_runtime_reconcile_total", "controller")["userdeployment"]
 }
 
 // assertNoWrites waits until at least one more reconcile ran and the queue

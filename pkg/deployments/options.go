@@ -1,7 +1,6 @@
 package deployments
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -146,7 +145,6 @@ func component(o *Options) manager.Component {
 		AddFlags:         o.AddFlags,
 		Validate:         o.Validate,
 		Namespaces:       func() manager.Namespaces { return o.WatchNamespaces },
-		CacheByObject:    CacheByObject,
 		LogValues: func() []any {
 			return []any{
 				"deploymentDomain", o.DeploymentDomain,
@@ -156,15 +154,6 @@ func component(o *Options) manager.Component {
 				"tierConfig", o.TierConfig,
 			}
 		},
-		Setup: func(ctx context.Context, deps *manager.Deps) error {
-			return setup(ctx, deps, o)
-		},
+		Setup: manager.SetupWith(func() (Config, error) { return o.Config(), nil }, Setup),
 	}
-}
-
-// setup registers the deployments controllers (UserDeployment, watching
-// DeploymentTemplates) with deps.Manager; it is the single place where they
-// are added.
-func setup(ctx context.Context, deps *manager.Deps, o *Options) error {
-	return Setup(ctx, deps, o.Config())
 }

@@ -142,8 +142,6 @@ func TestComponent(t *testing.T) {
 	assert.Equal(t, []any{"deploymentDomain", "apps.example.com", "clusterSecretStore", "vault",
 		"disableNetworkPolicies", false, "namespacePrefix", "", "tierConfig", ""}, c.LogValues())
 	require.NotNil(t, c.Setup)
-	require.NotNil(t, c.CacheByObject)
-	assert.Len(t, c.CacheByObject(), 10, "namespaces and the nine built-in child kinds")
 
 	o.NamespacePrefix, o.tiers = "user", tiers.Defaults()
 	cfg := o.Config()

@@ -135,7 +135,7 @@ func older(a, b *v1alpha1.UserDeployment) bool {
 // active deployments, so several deployments never fight over it.
 func (r *Reconciler) ensureNamespace(ctx context.Context, s *scope) (bool, error) {
 	name := s.status.Namespace
-	live, err := r.reader.get(ctx, render.GVKNamespace, "", name)
+	live, err := r.reader.get(render.GVKNamespace, "", name)
 	if err != nil {
 		return true, err
 	}
@@ -212,7 +212,7 @@ func (r *Reconciler) pruneChildren(ctx context.Context, s *scope) (bool, error) 
 		keep[c.GVK.Kind+"/"+c.Name] = true
 	}
 	for _, gvk := range r.appKinds() {
-		objs, err := r.reader.list(ctx, gvk, s.status.Namespace, appChildSelector(s.ud))
+		objs, err := r.reader.list(gvk, s.status.Namespace, appChildSelector(s.ud))
 		if err != nil {
 			return true, err
 		}
@@ -238,7 +238,7 @@ func (r *Reconciler) observeRollout(ctx context.Context, s *scope) (bool, error)
 		if c.GVK != render.GVKDeployment {
 			continue
 		}
-		d, err := r.getDeployment(ctx, c.Namespace, c.Name)
+		d, err := r.getDeployment(c.Namespace, c.Name)
 		if err != nil {
 			return true, err
 		}

@@ -8,6 +8,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	appslisters "k8s.io/client-go/listers/apps/v1"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -30,6 +31,7 @@ type Reconciler struct {
 	client      client.Client
 	apiReader   client.Reader
 	reader      *childReader
+	deployments appslisters.DeploymentLister // the cached Deployments of reader
 	apply       *applier
 	clientset   versioned.Interface
 	informers   *manager.SchedulerInformers

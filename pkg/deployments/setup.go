@@ -6,18 +6,20 @@ import (
 	"time"
 
 	"k8s.io/client-go/dynamic"
+	appslisters "k8s.io/client-go/listers/apps/v1"
 	toolscache "k8s.io/client-go/tools/cache"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
+	"opsnorth.io/scheduler/pkg/deployments/render"
 	"opsnorth.io/scheduler/pkg/manager"
 )
 
 // Setup registers the UserDeployment controller with deps.Manager: it
 // watches UserDeployments and DeploymentTemplates through the generated
-// informers, and the children through label-filtered caches. It also adds
+// informers, and the children through label-selected informers of their
+// kind. It also adds
 // the phase gauge, which reports once this replica is elected.
 func Setup(_ context.Context, deps *manager.Deps, cfg Config) error {
 	mgr := deps.Manager
@@ -40,7 +42,7 @@ func Setup(_ context.Context, deps *manager.Deps, cfg Config) error {
 		caps:      caps,
 		client:    mgr.GetClient(),
 		apiReader: mgr.GetAPIReader(),
-		reader:    &childReader{cache: mgr.GetCache(), scheme: mgr.GetScheme(), listers: dynInf.listers},
+		reader:    &childReader{listers: dynInf.listers},
 		clientset: deps.Clientset,
 		informers: deps.Informers,
 		// DeploymentTemplates are cluster-scoped: any factory lists them all.
@@ -59,15 +61,24 @@ func Setup(_ context.Context, deps *manager.Deps, cfg Config) error {
 			return fmt.Errorf("index UserDeployments: %w", err)
 		}
 		r.udInformers = append(r.udInformers, inf)
-		b = b.WatchesRawSource(&source.Informer{Informer: inf, Handler: handler.EnqueueRequestsFromMapFunc(r.mapUserDeployment)})
+		b = b.WatchesRawSource(manager.Watch(inf, handler.EnqueueRequestsFromMapFunc(r.mapUserDeployment)))
 	}
 	tmpl := factories[0].Scheduler().V1alpha1().DeploymentTemplates().Informer()
-	b = b.WatchesRawSource(&source.Informer{Informer: tmpl, Handler: handler.EnqueueRequestsFromMapFunc(r.mapTemplate)})
-	for _, obj := range watchedKinds() {
-		b = b.Watches(obj, handler.EnqueueRequestsFromMapFunc(r.mapChild))
+	b = b.WatchesRawSource(manager.Watch(tmpl, handler.EnqueueRequestsFromMapFunc(r.mapTemplate)))
+	for gvk, kind := range builtinChildren {
+		kind.Select = selectChildren
+		inf, err := deps.Kube.AllNamespaces(kind)
+		if err != nil {
+			return err
+		}
+		r.reader.listers[gvk] = toolscache.NewGenericLister(inf.GetIndexer(), kind.Resource.GroupResource())
+		if gvk == render.GVKDeployment {
+			r.deployments = appslisters.NewDeploymentLister(inf.GetIndexer())
+		}
+		b = b.WatchesRawSource(manager.Watch(inf, handler.EnqueueRequestsFromMapFunc(r.mapChild)))
 	}
 	for _, inf := range dynInf.informers {
-		b = b.WatchesRawSource(&source.Informer{Informer: inf, Handler: handler.EnqueueRequestsFromMapFunc(r.mapChild)})
+		b = b.WatchesRawSource(manager.Watch(inf, handler.EnqueueRequestsFromMapFunc(r.mapChild)))
 	}
 	if err := b.Complete(r); err != nil {
 		return fmt.Errorf("build userdeployment controller: %w", err)

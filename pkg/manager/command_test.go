@@ -1,6 +1,7 @@
 package manager
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -164,4 +165,20 @@ func TestCommandVersion(t *testing.T) {
 	assert.Contains(t, out, "test v1.2.3 (go")
 	assert.Equal(t, "v1.2.3", Version())
 	assert.False(t, got.called)
+}
+
+func TestSetupWith(t *testing.T) {
+	var got int
+	setup := SetupWith(func() (int, error) { return 7, nil }, func(_ context.Context, _ *Deps, cfg int) error {
+		got = cfg
+		return nil
+	})
+	require.NoError(t, setup(t.Context(), &Deps{}))
+	assert.Equal(t, 7, got, "setup receives the configuration")
+
+	failing := SetupWith(func() (int, error) { return 0, errors.New("--widget: bad") }, func(context.Context, *Deps, int) error {
+		t.Fatal("setup must not run without a configuration")
+		return nil
+	})
+	require.EqualError(t, failing(t.Context(), &Deps{}), "--widget: bad")
 }

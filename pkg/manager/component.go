@@ -7,8 +7,6 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"opsnorth.io/scheduler/generated/clientset/versioned"
 )
@@ -33,12 +31,9 @@ type Component struct {
 	// Validate checks the component's own flags after parsing; errors should
 	// name the offending flag.
 	Validate func() error
-	// Namespaces returns the namespaces the manager's cache watches; an empty
-	// list watches all namespaces.
+	// Namespaces returns the namespaces the manager watches; an empty list
+	// watches all namespaces.
 	Namespaces func() Namespaces
-	// CacheByObject returns per-type cache options, e.g. label selectors that
-	// restrict the cache to the component's child objects.
-	CacheByObject func() map[client.Object]cache.ByObject
 	// LogValues returns key/value pairs of component options for the startup
 	// log line. Never include secrets.
 	LogValues func() []any
@@ -68,8 +63,11 @@ func (c Component) validate() error {
 // Deps is what Component.Setup receives.
 type Deps struct {
 	// Manager is the controller-runtime manager. Register controllers with
-	// ctrl.NewControllerManagedBy(Manager) and record events with
-	// Manager.GetEventRecorder(FieldOwner) (events.k8s.io/v1).
+	// ctrl.NewControllerManagedBy(Manager), watching informers of Informers
+	// and Kube (source.Informer), and record events with
+	// Manager.GetEventRecorder(FieldOwner) (events.k8s.io/v1). Its cache
+	// starts no informer of its own: a cached read of a kind without one
+	// fails (ErrResourceNotCached); GetAPIReader reads uncached.
 	Manager ctrl.Manager
 	// Options are the parsed common options. MaxConcurrentReconciles is
 	// already the manager-wide controller default.
@@ -83,4 +81,20 @@ type Deps struct {
 	// API. Request informers in Setup: the factories start with the manager,
 	// on every replica, and readyz waits for their caches to sync.
 	Informers *SchedulerInformers
+	// Kube hands out the shared informer factories of built-in kinds, which
+	// start with the manager like Informers.
+	Kube *KubeInformers
+}
+
+// SetupWith returns a Component.Setup that builds the component's
+// configuration from its parsed flags with config, then registers its
+// controllers with setup.
+func SetupWith[C any](config func() (C, error), setup func(context.Context, *Deps, C) error) func(context.Context, *Deps) error {
+	return func(ctx context.Context, deps *Deps) error {
+		cfg, err := config()
+		if err != nil {
+			return err
+		}
+		return setup(ctx, deps, cfg)
+	}
 }

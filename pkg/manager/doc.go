@@ -8,22 +8,30 @@
 // controller-runtime manager and calls Component.Setup, where controllers
 // are registered, before starting the manager.
 //
-// What a manager watches, it watches through one of two caches, both set
-// up here and started with the manager, each with a readiness check:
-//   - the scheduler API's kinds through the generated shared informer
-//     factories of Deps.Informers, one per watched namespace; a kind cached
-//     only in part (label- or field-selected) replaces the factory's default
-//     informer through SchedulerInformers.InformersFor. Reconcilers read
-//     them through the generated listers and write through Deps.Clientset.
-//     Dynamic informer factories (third-party kinds that may be missing)
-//     run the same way (AddInformerFactory).
-//   - built-in kinds (pods, the deployments manager's children) through
-//     controller-runtime's cache, restricted per kind by the component's
-//     CacheByObject.
+// Every kind a manager watches comes from informers handed out here; they
+// start with the manager on every replica, and a readiness check waits for
+// their caches to sync (AddInformerFactory):
+//   - the scheduler API's kinds from the generated factories of
+//     Deps.Informers, one per watched namespace; a kind cached only in part
+//     (label- or field-selected) replaces the factory's default informer
+//     through SchedulerInformers.InformersFor. Reconcilers read them through
+//     the generated listers and write through Deps.Clientset.
+//   - built-in kinds from Deps.Kube (protobuf), each informer selected,
+//     transformed and indexed as its KubeKind says, read through client-go's
+//     generated listers or its indexers. (Not client-go's informer factory:
+//     it would add 26 MB to each binary, see KubeInformers.)
+//   - third-party kinds that may be missing from dynamic factories, run the
+//     same way.
 //
-// The one exception is the tasks manager's store of Job records: under 400
-// bytes of a Job's 1,320 per task, for its memory goal at 10k tasks (see
-// pkg/tasks/jobcache.go).
+// Controllers watch those informers with Watch, which holds a controller's
+// workers until the informer synced. The manager's own cache starts no
+// informer: a cached read through Manager.GetClient fails with
+// ErrResourceNotCached rather than cache a whole kind unselected.
+//
+// The one cache that holds something other than its kind's objects is the
+// tasks manager's Job records: a transform turns each Job into a record
+// under 400 bytes of a Job's 1,320, and records of settled tasks are
+// dropped, for its memory goal at 10k tasks (see pkg/tasks/jobcache.go).
 //
 // Every Reconcile follows one checklist: fetch, build a scope, run its
 // phases with RunPhases, write the status they computed once if it

@@ -7,7 +7,10 @@ import (
 	"net/http"
 	"sync/atomic"
 
+	toolscache "k8s.io/client-go/tools/cache"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 )
 
 // InformerFactory is the part of a client-go style SharedInformerFactory
@@ -72,6 +75,30 @@ func AddInformerFactory[K comparable](mgr ctrl.Manager, name string, factory Inf
 	}
 	if err := mgr.AddReadyzCheck(name+"-informers", r.Synced); err != nil {
 		return fmt.Errorf("add readyz check for informers %s: %w", name, err)
+	}
+	return nil
+}
+
+// Watch is a controller's source of events from inf, an informer of one of
+// the manager's factories, mapped to requests by h. Unlike source.Informer
+// alone, it lets the controller start its workers only once inf has synced,
+// as controller-runtime's own Kind sources do: no reconcile reads a cache
+// that is still filling (a restarted manager would take a child it has not
+// listed yet for missing and write it again).
+func Watch(inf toolscache.SharedIndexInformer, h handler.EventHandler) source.SyncingSource {
+	return &syncingInformer{Informer: source.Informer{Informer: inf, Handler: h}, synced: inf.HasSynced}
+}
+
+type syncingInformer struct {
+	source.Informer
+	synced toolscache.InformerSynced
+}
+
+// WaitForSync blocks until the informer synced or ctx ends (the
+// controller's CacheSyncTimeout).
+func (s *syncingInformer) WaitForSync(ctx context.Context) error {
+	if !toolscache.WaitForCacheSync(ctx.Done(), s.synced) {
+		return fmt.Errorf("%s did not sync: %w", s.String(), context.Cause(ctx))
 	}
 	return nil
 }

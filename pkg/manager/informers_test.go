@@ -10,7 +10,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	toolscache "k8s.io/client-go/tools/cache"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	ctrlmanager "sigs.k8s.io/controller-runtime/pkg/manager"
 )
@@ -100,4 +102,31 @@ func TestAddInformerFactory(t *testing.T) {
 	assert.Error(t, m.readyz["scheduler-informers"](nil))
 	r.synced.Store(true)
 	assert.NoError(t, m.readyz["scheduler-informers"](nil))
+}
+
+// flagInformer is an informer that has synced once its flag is set.
+type flagInformer struct {
+	toolscache.SharedIndexInformer
+	synced atomic.Bool
+}
+
+func (f *flagInformer) HasSynced() bool { return f.synced.Load() }
+
+func TestWatchWaitsForSync(t *testing.T) {
+	inf := &flagInformer{}
+	src := Watch(inf, &handler.EnqueueRequestForObject{})
+
+	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	defer cancel()
+	require.ErrorIs(t, src.WaitForSync(ctx), context.DeadlineExceeded, "the controller's workers wait while the cache fills")
+
+	done := make(chan error, 1)
+	go func() { done <- src.WaitForSync(t.Context()) }()
+	inf.synced.Store(true)
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("WaitForSync did not return once the informer synced")
+	}
 }

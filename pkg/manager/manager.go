@@ -62,6 +62,9 @@ func Run(ctx context.Context, opts Options, c Component) error {
 	if err := addSchedulerClients(mgr, namespacesOf(c), deps); err != nil {
 		return err
 	}
+	if deps.Kube, err = newKubeInformers(mgr, namespacesOf(c)); err != nil {
+		return err
+	}
 	if err := c.Setup(ctx, deps); err != nil {
 		return fmt.Errorf("set up %s: %w", c.Name, err)
 	}
@@ -135,16 +138,12 @@ func newScheme(c Component) (*runtime.Scheme, error) {
 
 // managerOptions maps opts and c onto controller-runtime's manager options.
 func managerOptions(opts Options, c Component, scheme *runtime.Scheme) ctrl.Options {
-	cacheOpts := cache.Options{
-		DefaultTransform:  cache.TransformStripManagedFields(),
-		DefaultNamespaces: namespacesOf(c).cacheConfig(),
-	}
-	if c.CacheByObject != nil {
-		cacheOpts.ByObject = c.CacheByObject()
-	}
 	return ctrl.Options{
-		Scheme:                        scheme,
-		Cache:                         cacheOpts,
+		Scheme: scheme,
+		// Every watched kind comes from Deps.Informers or Deps.Kube; the
+		// manager's own cache must not start an unselected informer behind
+		// a cached read.
+		Cache:                         cache.Options{ReaderFailOnMissingInformer: true},
 		Metrics:                       metricsserver.Options{BindAddress: opts.MetricsBindAddress},
 		HealthProbeBindAddress:        opts.HealthProbeBindAddress,
 		PprofBindAddress:              opts.PprofBindAddress,

@@ -10,24 +10,16 @@ import (
 	"github.com/stretchr/testify/require"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 func TestManagerOptions(t *testing.T) {
 	opts := parsedOptions(t, "--metrics-bind-address=:9090", "--leader-election-namespace=ops",
 		"--leader-election-release-on-cancel=false", "--max-concurrent-reconciles=7")
-	selector := labels.SelectorFromSet(labels.Set{"app.kubernetes.io/managed-by": "test"})
 	var widget string
 	c := testComponent(&widget)
-	c.Namespaces = func() Namespaces { return Namespaces{"a", "b"} }
-	c.CacheByObject = func() map[client.Object]cache.ByObject {
-		return map[client.Object]cache.ByObject{&batchv1.Job{}: {Label: selector}}
-	}
 	scheme := runtime.NewScheme()
 
 	got := managerOptions(opts, c, scheme)
@@ -46,30 +38,8 @@ func TestManagerOptions(t *testing.T) {
 	assert.Equal(t, opts.GracefulShutdownTimeout, *got.GracefulShutdownTimeout)
 	assert.Equal(t, 7, got.Controller.MaxConcurrentReconciles)
 	assert.Equal(t, new(true), got.Controller.SkipNameValidation, "tests run several managers in one process")
-	assert.NotNil(t, got.Cache.DefaultTransform)
-	assert.Equal(t, map[string]cache.Config{"a": {}, "b": {}}, got.Cache.DefaultNamespaces)
-	require.Len(t, got.Cache.ByObject, 1)
-	for obj, byObject := range got.Cache.ByObject {
-		assert.IsType(t, &batchv1.Job{}, obj)
-		assert.Equal(t, selector, byObject.Label)
-	}
-}
-
-func TestManagerOptionsAllNamespaces(t *testing.T) {
-	var widget string
-	got := managerOptions(parsedOptions(t), testComponent(&widget), runtime.NewScheme())
-	assert.Nil(t, got.Cache.DefaultNamespaces)
-	assert.Nil(t, got.Cache.ByObject)
-}
-
-func TestStripManagedFieldsTransform(t *testing.T) {
-	var widget string
-	transform := managerOptions(parsedOptions(t), testComponent(&widget), runtime.NewScheme()).Cache.DefaultTransform
-	pod := &corev1.Pod{}
-	pod.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}
-	out, err := transform(pod)
-	require.NoError(t, err)
-	assert.Empty(t, out.(*corev1.Pod).ManagedFields)
+	assert.Equal(t, cache.Options{ReaderFailOnMissingInformer: true}, got.Cache,
+		"the manager's own cache starts no informer behind a cached read")
 }
 
 func TestNewScheme(t *testing.T) {

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 )
 
 const namespacesType = "namespaces"
@@ -57,17 +56,4 @@ func (n Namespaces) describe() string {
 		return "all"
 	}
 	return strings.Join(n, ",")
-}
-
-// cacheConfig returns the cache's DefaultNamespaces for the list: nil (all
-// namespaces) when empty.
-func (n Namespaces) cacheConfig() map[string]cache.Config {
-	if n.All() {
-		return nil
-	}
-	out := make(map[string]cache.Config, len(n))
-	for _, ns := range n {
-		out[ns] = cache.Config{}
-	}
-	return out
 }

@@ -7,7 +7,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 
 	fakescheduler "opsnorth.io/scheduler/generated/clientset/versioned/fake"
 )
@@ -43,11 +42,9 @@ func TestNamespacesValue(t *testing.T) {
 	require.NoError(t, n.Set("x,y"))
 	assert.Equal(t, "x,y", n.String())
 	assert.Equal(t, "x,y", n.describe())
-	assert.Equal(t, map[string]cache.Config{"x": {}, "y": {}}, n.cacheConfig())
 
 	require.NoError(t, n.Set(""))
 	assert.Equal(t, "all", n.describe())
-	assert.Nil(t, n.cacheConfig())
 
 	require.Error(t, n.Set("UPPER"))
 	assert.True(t, n.All(), "a failed Set leaves the value unchanged")

@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	toolscache "k8s.io/client-go/tools/cache"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
@@ -45,17 +44,17 @@ func unsettledTasks(namespace string) internalinterfaces.NewInformerFunc {
 	}
 }
 
-// podJobIndex indexes cached pods by the name of the Job that controls them.
+// podJobIndex indexes cached pods by the namespace/name of the Job that
+// controls them.
 const podJobIndex = "tasks.opsnorth.io/job"
 
-// CacheByObject restricts the manager's cache to the running pods of
-// AgentTasks and trims them to the fields the controller reads: the spec of
-// a pod is never cached. Jobs are not in the manager's cache: they have
-// their own, smaller records (jobStore).
-func CacheByObject() map[client.Object]cache.ByObject {
-	return map[client.Object]cache.ByObject{
-		&corev1.Pod{}: {Label: jobSelector(), Field: runningPods, Transform: trimPod},
-	}
+// selectTaskJobs restricts a list or watch to the Jobs (and pods) of tasks.
+func selectTaskJobs(o *metav1.ListOptions) { o.LabelSelector = jobSelector().String() }
+
+// selectRunningPods restricts a list or watch to the running pods of tasks.
+func selectRunningPods(o *metav1.ListOptions) {
+	selectTaskJobs(o)
+	o.FieldSelector = runningPods.String()
 }
 
 // jobSelector selects the Jobs (and their pods) of AgentTasks.
@@ -222,7 +221,19 @@ func trimPod(obj any) (any, error) {
 	return pod, nil
 }
 
-// podJobName is the podJobIndex function: the name of the controlling Job.
+// podJobKey is the podJobIndex function: namespace/name of the pod's Job.
+func podJobKey(obj any) ([]string, error) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return nil, nil
+	}
+	if jobs := podJobName(pod); len(jobs) > 0 {
+		return []string{pod.Namespace + "/" + jobs[0]}, nil
+	}
+	return nil, nil
+}
+
+// podJobName returns the name of the Job that controls obj, if any.
 func podJobName(obj client.Object) []string {
 	for _, ref := range obj.GetOwnerReferences() {
 		if ref.Controller != nil && *ref.Controller && ref.Kind == "Job" && ref.APIVersion == batchv1.SchemeGroupVersion.String() {

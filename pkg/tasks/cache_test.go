@@ -16,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 )
@@ -133,24 +132,27 @@ func TestPodJobName(t *testing.T) {
 	}}}
 	assert.Equal(t, []string{"summarise"}, podJobName(p))
 	assert.Nil(t, podJobName(&corev1.Pod{}))
+	p.Namespace = "agent-tasks"
+	key, err := podJobKey(p)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"agent-tasks/summarise"}, key)
 }
 
 func TestCacheSelectsRunningPods(t *testing.T) {
-	var pods cache.ByObject
-	for obj, by := range CacheByObject() {
-		if _, ok := obj.(*corev1.Pod); ok {
-			pods = by
-		}
-	}
-	require.NotNil(t, pods.Field)
+	var o metav1.ListOptions
+	selectRunningPods(&o)
+	field, err := fields.ParseSelector(o.FieldSelector)
+	require.NoError(t, err)
+	label, err := labels.Parse(o.LabelSelector)
+	require.NoError(t, err)
 	for phase, cached := range map[corev1.PodPhase]bool{
 		corev1.PodPending: false, corev1.PodRunning: true, corev1.PodUnknown: false,
 		corev1.PodSucceeded: false, corev1.PodFailed: false,
 	} {
-		assert.Equal(t, cached, pods.Field.Matches(fields.Set{"status.phase": string(phase)}), "a %s pod is cached", phase)
+		assert.Equal(t, cached, field.Matches(fields.Set{"status.phase": string(phase)}), "a %s pod is cached", phase)
 	}
-	assert.True(t, pods.Label.Matches(labels.Set(jobLabels(fullTask()))), "a task's pod is cached")
-	assert.False(t, pods.Label.Matches(labels.Set{"app": "other"}))
+	assert.True(t, label.Matches(labels.Set(jobLabels(fullTask()))), "a task's pod is cached")
+	assert.False(t, label.Matches(labels.Set{"app": "other"}))
 }
 
 func TestPodTask(t *testing.T) {

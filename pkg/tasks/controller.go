@@ -4,23 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	batchclient "k8s.io/client-go/kubernetes/typed/batch/v1"
-	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
-	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 	"opsnorth.io/scheduler/generated/clientset/versioned"
@@ -35,9 +31,10 @@ const ControllerName = "agenttask"
 // Reconciler runs each AgentTask as exactly one Job and keeps the task's
 // status true to the Job and its pod.
 type Reconciler struct {
-	client     client.Client // cached: running pods of tasks only
+	client     client.Client // writes Jobs
 	jobs       *jobStore
-	apiReader  client.Reader // uncached: confirms what the cache misses, reads Secrets
+	pods       []toolscache.Indexer // running pods of tasks, by podJobIndex
+	apiReader  client.Reader        // uncached: confirms what the caches miss, reads Secrets
 	clientset  versioned.Interface
 	listers    []listers.AgentTaskLister
 	recorder   recorder.EventRecorder
@@ -55,13 +52,8 @@ type Reconciler struct {
 func Setup(ctx context.Context, d *manager.Deps, cfg Config) error {
 	registerMetrics()
 	mgr := d.Manager
-	factories := d.Informers.ByNamespace()
-	jobs, err := newJobStoreFor(mgr, slices.Collect(maps.Keys(factories)))
-	if err != nil {
-		return err
-	}
 	r := &Reconciler{
-		jobs:       jobs,
+		jobs:       &jobStore{},
 		client:     mgr.GetClient(),
 		apiReader:  mgr.GetAPIReader(),
 		clientset:  d.Clientset,
@@ -80,49 +72,34 @@ func Setup(ctx context.Context, d *manager.Deps, cfg Config) error {
 	if err := mgr.Add(r.deliveries); err != nil {
 		return fmt.Errorf("add webhook delivery service: %w", err)
 	}
-	if err := mgr.GetFieldIndexer().IndexField(ctx, &corev1.Pod{}, podJobIndex, podJobName); err != nil {
-		return fmt.Errorf("index pods by job: %w", err)
+	b := ctrl.NewControllerManagedBy(mgr).Named(ControllerName)
+	jobs, err := d.Kube.Watched(manager.KubeKind{Object: &batchv1.Job{},
+		Resource: batchv1.SchemeGroupVersion.WithResource("jobs"), Select: selectTaskJobs, Transform: recordJob})
+	if err != nil {
+		return err
 	}
-	b := ctrl.NewControllerManagedBy(mgr).
-		Named(ControllerName).
-		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podTask))
-	for _, inf := range jobs.informers {
-		b = b.WatchesRawSource(&source.Informer{Informer: inf, Handler: handler.EnqueueRequestsFromMapFunc(jobTask)})
+	pods, err := d.Kube.Watched(manager.KubeKind{Object: &corev1.Pod{}, Resource: corev1.SchemeGroupVersion.WithResource("pods"),
+		Select: selectRunningPods, Transform: trimPod, Indexers: toolscache.Indexers{podJobIndex: podJobKey}})
+	if err != nil {
+		return err
+	}
+	for ns := range jobs {
+		r.jobs.informers = append(r.jobs.informers, jobs[ns])
+		r.pods = append(r.pods, pods[ns].GetIndexer())
+		b = b.WatchesRawSource(manager.Watch(jobs[ns], handler.EnqueueRequestsFromMapFunc(jobTask))).
+			WatchesRawSource(manager.Watch(pods[ns], handler.EnqueueRequestsFromMapFunc(podTask)))
 	}
 	for _, inf := range d.Informers.InformersFor(&v1alpha1.AgentTask{}, unsettledTasks) {
 		if err := inf.SetTransform(trimTask); err != nil {
 			return fmt.Errorf("set agenttask informer transform: %w", err)
 		}
 		r.listers = append(r.listers, listers.NewAgentTaskLister(inf.GetIndexer()))
-		b = b.WatchesRawSource(&source.Informer{Informer: inf, Handler: &handler.EnqueueRequestForObject{}})
+		b = b.WatchesRawSource(manager.Watch(inf, &handler.EnqueueRequestForObject{}))
 	}
 	if err := b.Complete(r); err != nil {
 		return fmt.Errorf("build %s controller: %w", ControllerName, err)
 	}
 	return nil
-}
-
-// newJobStoreFor builds the Job informers on a protobuf client of mgr's
-// identity and runs them with mgr, on every replica.
-func newJobStoreFor(mgr ctrl.Manager, namespaces []string) (*jobStore, error) {
-	cfg := rest.CopyConfig(mgr.GetConfig())
-	cfg.ContentType = runtime.ContentTypeProtobuf
-	cfg.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
-	batch, err := batchclient.NewForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("build job informer client: %w", err)
-	}
-	jobs, err := newJobStore(batch, namespaces)
-	if err != nil {
-		return nil, err
-	}
-	if err := mgr.Add(jobs); err != nil {
-		return nil, fmt.Errorf("add job informers: %w", err)
-	}
-	if err := mgr.AddReadyzCheck("job-informers", jobs.Synced); err != nil {
-		return nil, fmt.Errorf("add readyz check for job informers: %w", err)
-	}
-	return jobs, nil
 }
 
 // jobTask maps a Job to the AgentTask that controls it. controller-runtime's
@@ -146,6 +123,21 @@ func podTask(_ context.Context, obj client.Object) []reconcile.Request {
 		return nil
 	}
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: jobs[0]}}}
+}
+
+// cachedPods returns copies of the cached (running) pods of job.
+func (r *Reconciler) cachedPods(job *batchv1.Job) ([]corev1.Pod, error) {
+	var out []corev1.Pod
+	for _, idx := range r.pods {
+		objs, err := idx.ByIndex(podJobIndex, job.Namespace+"/"+job.Name)
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range objs {
+			out = append(out, *o.(*corev1.Pod).DeepCopy())
+		}
+	}
+	return out, nil
 }
 
 // getTask reads a task from the informers' caches.

@@ -1,18 +1,12 @@
 package tasks
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"net/http"
-	"sync"
 
 	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/watch"
-	batchclient "k8s.io/client-go/kubernetes/typed/batch/v1"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 )
@@ -76,67 +70,12 @@ func recordJob(obj any) (any, error) {
 	return &jobRecord{ObjectMeta: job.ObjectMeta, ActiveDeadlineSeconds: job.Spec.ActiveDeadlineSeconds, Status: job.Status}, nil
 }
 
-// jobStore is the manager's cache of task Jobs: one informer per watched
-// namespace (or one for all), listing only Jobs with the task labels,
-// holding jobRecords. It is built on the batch/v1 client alone: a client-go
-// informer factory or the whole clientset would link every API group's
-// informers and clients into the binary (+26 MB, which the process then
-// maps and pages in: +13 MiB of RSS).
+// jobStore reads the task Jobs' informers, one per watched namespace (or
+// one for all), which hold jobRecords (recordJob is their transform), so no
+// generated lister can read them; forget is the one place that writes to an
+// informer's store. Both are for the memory goal of 10k tasks.
 type jobStore struct {
 	informers []toolscache.SharedIndexInformer
-}
-
-// newJobStore builds the Job informers for namespaces (none: all
-// namespaces). They run with the manager (Start).
-func newJobStore(batch batchclient.JobsGetter, namespaces []string) (*jobStore, error) {
-	if len(namespaces) == 0 {
-		namespaces = []string{metav1.NamespaceAll}
-	}
-	selector := jobSelector().String()
-	s := &jobStore{}
-	for _, ns := range namespaces {
-		jobs := batch.Jobs(ns)
-		lw := &toolscache.ListWatch{
-			ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-				o.LabelSelector = selector
-				return jobs.List(ctx, o)
-			},
-			WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-				o.LabelSelector = selector
-				return jobs.Watch(ctx, o)
-			},
-		}
-		inf := toolscache.NewSharedIndexInformer(lw, &batchv1.Job{}, 0, toolscache.Indexers{})
-		if err := inf.SetTransform(recordJob); err != nil {
-			return nil, fmt.Errorf("set job informer transform: %w", err)
-		}
-		s.informers = append(s.informers, inf)
-	}
-	return s, nil
-}
-
-// Start runs the informers until ctx ends; it is a manager runnable (on
-// every replica: NeedLeaderElection) and readyz waits for Synced.
-func (s *jobStore) Start(ctx context.Context) error {
-	var wg sync.WaitGroup
-	for _, inf := range s.informers {
-		wg.Go(func() { inf.RunWithContext(ctx) })
-	}
-	wg.Wait()
-	return nil
-}
-
-// NeedLeaderElection reports false: standbys keep their caches warm.
-func (s *jobStore) NeedLeaderElection() bool { return false }
-
-// Synced is a healthz.Checker that passes once every informer has synced.
-func (s *jobStore) Synced(_ *http.Request) error {
-	for _, inf := range s.informers {
-		if !inf.HasSynced() {
-			return errors.New("job informer not synced")
-		}
-	}
-	return nil
 }
 
 // get returns the cached Job key, or nil when no informer holds it.

@@ -11,7 +11,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 
 	"opsnorth.io/scheduler/pkg/testenv"
@@ -64,11 +66,13 @@ func TestJobStoreForget(t *testing.T) {
 	const namespace = "tasks-jobstore"
 	_, err = cs.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{})
 	require.NoError(t, err)
-	store, err := newJobStore(cs.BatchV1(), []string{namespace})
-	require.NoError(t, err)
+	f := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(namespace), informers.WithTweakListOptions(selectTaskJobs))
+	inf := f.Batch().V1().Jobs().Informer()
+	require.NoError(t, inf.SetTransform(recordJob))
+	store := &jobStore{informers: []toolscache.SharedIndexInformer{inf}}
 	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	go func() { _ = store.Start(ctx) }()
+	f.Start(ctx.Done())
+	defer func() { cancel(); f.Shutdown() }()
 
 	job := BuildJob(fullTask(), DefaultConfig())
 	job.Namespace, job.OwnerReferences = namespace, nil

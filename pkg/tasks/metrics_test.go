@@ -6,43 +6,24 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
-	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	batchv1 "k8s.io/api/batch/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 	"opsnorth.io/scheduler/pkg/tasks"
+	"opsnorth.io/scheduler/pkg/testkit"
 )
 
 // reconcileCount is controller-runtime's count of agenttask reconciles.
 func reconcileCount(t *testing.T) float64 {
-	t.Helper()
-	families, err := metrics.Registry.Gather()
-	require.NoError(t, err)
-	var sum float64
-	for _, f := range families {
-		if f.GetName() != "controller_runtime_reconcile_total" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "controller" && l.GetValue() == tasks.ControllerName {
-					sum += m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return sum
+	return testkit.ByLabel(t, "controller_runtime_reconcile_total", "controller")[tasks.ControllerName]
 }
 
 func histogram(t *testing.T, h prometheus.Histogram) (count uint64, sum float64) {
-	t.Helper()
-	m := &dto.Metric{}
-	require.NoError(t, h.Write(m))
-	return m.GetHistogram().GetSampleCount(), m.GetHistogram().GetSampleSum()
+	got := testkit.Histogram(t, h)
+	return got.GetSampleCount(), got.GetSampleSum()
 }
 
 // TestMetrics runs one task to success and one to failure and reads every

@@ -1,7 +1,6 @@
 package tasks
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -85,24 +84,11 @@ func component(o *Options) manager.Component {
 		AddFlags:         o.AddFlags,
 		Validate:         o.Validate,
 		Namespaces:       func() manager.Namespaces { return o.TaskNamespaces },
-		CacheByObject:    CacheByObject,
 		LogValues: func() []any {
 			return append(o.Webhook.LogValues(),
 				"allowPrivilegedTasks", o.AllowPrivilegedTasks,
 				"defaultTTLSecondsAfterFinished", o.DefaultTTLSecondsAfterFinished)
 		},
-		Setup: func(ctx context.Context, deps *manager.Deps) error {
-			return setup(ctx, deps, o)
-		},
+		Setup: manager.SetupWith(o.Config, Setup),
 	}
-}
-
-// setup registers the tasks controllers (AgentTask → batch Job) with
-// deps.Manager; it is the single place where they are added.
-func setup(ctx context.Context, deps *manager.Deps, o *Options) error {
-	cfg, err := o.Config()
-	if err != nil {
-		return err
-	}
-	return Setup(ctx, deps, cfg)
 }

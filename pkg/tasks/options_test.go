@@ -71,8 +71,6 @@ func TestComponent(t *testing.T) {
 	assert.Equal(t, "opsnorth-scheduler-tasks", c.FieldOwner())
 	require.NotNil(t, c.Setup)
 	require.NotNil(t, c.Validate)
-	require.NotNil(t, c.CacheByObject)
-	assert.Len(t, c.CacheByObject(), 1, "running pods; Jobs have their own record cache")
 }
 
 var tasksEnv = []string{

@@ -200,7 +200,7 @@ func (r *Reconciler) adopt(s *scope, job *batchv1.Job) {
 }
 
 // observePod finds the pod of the task's Job. The cache holds only running
-// pods (CacheByObject), so the API server is asked when the cache cannot
+// pods (selectRunningPods), so the API server is asked when the cache cannot
 // tell: once the Job concluded (the finished pod holds the agent's exit code
 // and output), and when the pod the task recorded has left the cache before
 // that (it finished, or was deleted: PodGone).
@@ -211,11 +211,11 @@ func (r *Reconciler) observePod(ctx context.Context, s *scope) (bool, error) {
 	}
 	concluded := jobCondition(job, batchv1.JobComplete) != nil || failure(job) != nil
 	if !concluded {
-		pods := &corev1.PodList{}
-		if err := r.client.List(ctx, pods, client.InNamespace(job.Namespace), client.MatchingFields{podJobIndex: job.Name}); err != nil {
+		pods, err := r.cachedPods(job)
+		if err != nil {
 			return false, errorf(errAPIRead, "list pods of job %s: %w", job.Name, err)
 		}
-		if s.obs.Pod = newestPod(podsOf(pods.Items, job)); s.obs.Pod != nil || s.task.Status.PodName == "" {
+		if s.obs.Pod = newestPod(podsOf(pods, job)); s.obs.Pod != nil || s.task.Status.PodName == "" {
 			return false, nil
 		}
 	}

@@ -241,11 +241,11 @@ func (r *Reconciler) announce(wf *v1alpha1.Workflow, p *plan) {
 		}
 	}
 	if prev.StartTime == nil && next.StartTime != nil {
-		workflowsStarted.Inc()
+		StartedTotal.Inc()
 	}
 	if !prev.Phase.IsTerminal() && next.Phase.IsTerminal() {
-		workflowsCompleted.WithLabelValues(string(next.Phase), p.reason).Inc()
-		workflowDuration.WithLabelValues(string(next.Phase)).Observe(next.CompletionTime.Sub(next.StartTime.Time).Seconds())
+		CompletedTotal.WithLabelValues(string(next.Phase), p.reason).Inc()
+		Duration.WithLabelValues(string(next.Phase)).Observe(next.CompletionTime.Sub(next.StartTime.Time).Seconds())
 		kind := "Normal"
 		if next.Phase == v1alpha1.WorkflowFailed {
 			kind = "Warning"

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,6 +18,8 @@ import (
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 	"opsnorth.io/scheduler/generated/informers/externalversions"
 	"opsnorth.io/scheduler/pkg/labelkeys"
+	"opsnorth.io/scheduler/pkg/testkit"
+	"opsnorth.io/scheduler/pkg/workflows"
 )
 
 const hopHistogram = "opsnorth_workflow_step_hop_latency_seconds"
@@ -80,8 +83,11 @@ func TestHopLatency(t *testing.T) {
 	// The manager registers its metrics when it sets up; no workflow exists
 	// yet, so nothing was observed.
 	startManager(t, k.ns)
+	registered, err := testutil.GatherAndCount(metrics.Registry, hopHistogram)
+	require.NoError(t, err)
+	require.Equal(t, 1, registered, "the histogram is registered on setup")
 	before := histogram(t)
-	patchesBefore := requests(t, "PATCH")
+	patchesBefore := patches(t)
 	for w := range workflowsN {
 		steps := make([]v1alpha1.WorkflowStep, stepsN)
 		for i := range steps {
@@ -130,7 +136,7 @@ func TestHopLatency(t *testing.T) {
 	require.Equal(t, uint64(len(hops)), count, "the manager records one hop per started step with dependencies")
 	t.Logf("step hop latency, manager histogram (%s), %d hops: p50<=%gs p99<=%gs",
 		hopHistogram, count, after.quantile(before, 0.50), after.quantile(before, 0.99))
-	t.Logf("status writes (server-side apply PATCHes) for %d steps: %g", workflowsN*stepsN, requests(t, "PATCH")-patchesBefore)
+	t.Logf("status writes (server-side apply PATCHes) for %d steps: %g", workflowsN*stepsN, patches(t)-patchesBefore)
 	assert.Less(t, p50, time.Second, "a hop takes milliseconds, not a resync period")
 	assert.Less(t, p99, 5*time.Second)
 }
@@ -143,23 +149,13 @@ type hist struct {
 }
 
 func histogram(t *testing.T) hist {
-	t.Helper()
-	families, err := metrics.Registry.Gather()
-	require.NoError(t, err)
-	for _, f := range families {
-		if f.GetName() != hopHistogram {
-			continue
-		}
-		h := f.GetMetric()[0].GetHistogram()
-		out := hist{count: h.GetSampleCount()}
-		for _, b := range h.GetBucket() {
-			out.bounds = append(out.bounds, b.GetUpperBound())
-			out.cum = append(out.cum, b.GetCumulativeCount())
-		}
-		return out
+	h := testkit.Histogram(t, workflows.HopLatency)
+	out := hist{count: h.GetSampleCount()}
+	for _, b := range h.GetBucket() {
+		out.bounds = append(out.bounds, b.GetUpperBound())
+		out.cum = append(out.cum, b.GetCumulativeCount())
 	}
-	t.Fatalf("metric %s is not registered", hopHistogram)
-	return hist{}
+	return out
 }
 
 // quantile returns the upper bound of the bucket holding quantile q of the
@@ -174,52 +170,8 @@ func (h hist) quantile(before hist, q float64) float64 {
 	return h.bounds[len(h.bounds)-1]
 }
 
-// requests counts the process's client requests of method, from client-go's
+// patches counts the process's client PATCH requests, from client-go's
 // metrics (the test's own writes are PUTs and POSTs, never PATCHes).
-func requests(t *testing.T, method string) float64 {
-	t.Helper()
-	families, err := metrics.Registry.Gather()
-	require.NoError(t, err)
-	total := 0.0
-	for _, f := range families {
-		if f.GetName() != "rest_client_requests_total" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "method" && l.GetValue() == method {
-					total += m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return total
-}
-
-// counter returns the value of a counter of the process's metrics registry
-// whose labels include the given name/value pairs; 0 when there is none.
-func counter(t *testing.T, name string, labelPairs ...string) float64 {
-	t.Helper()
-	families, err := metrics.Registry.Gather()
-	require.NoError(t, err)
-	total := 0.0
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-	metric:
-		for _, m := range f.GetMetric() {
-			have := map[string]string{}
-			for _, l := range m.GetLabel() {
-				have[l.GetName()] = l.GetValue()
-			}
-			for i := 0; i+1 < len(labelPairs); i += 2 {
-				if have[labelPairs[i]] != labelPairs[i+1] {
-					continue metric
-				}
-			}
-			total += m.GetCounter().GetValue()
-		}
-	}
-	return total
+func patches(t *testing.T) float64 {
+	return testkit.ByLabel(t, "rest_client_requests_total", "method")["PATCH"]
 }

@@ -11,22 +11,23 @@ import (
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 )
 
-// Metrics beyond controller-runtime's own reconcile counts and latencies.
+// Metrics beyond controller-runtime's own reconcile counts and latencies;
+// exported for tests.
 var (
-	workflowsStarted = prometheus.NewCounter(prometheus.CounterOpts{
+	StartedTotal = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "opsnorth_workflows_started_total",
 		Help: "Workflows whose first reconcile started them.",
 	})
-	workflowsCompleted = prometheus.NewCounterVec(prometheus.CounterOpts{
+	CompletedTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "opsnorth_workflows_completed_total",
 		Help: "Workflows that reached a terminal phase, by phase and reason.",
 	}, []string{"phase", "reason"})
-	workflowDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+	Duration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "opsnorth_workflow_duration_seconds",
 		Help:    "Time from a workflow's start to its terminal phase.",
 		Buckets: prometheus.ExponentialBuckets(1, 2, 18), // 1s .. ~36h
 	}, []string{"phase"})
-	hopLatency = prometheus.NewHistogram(prometheus.HistogramOpts{
+	HopLatency = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name: "opsnorth_workflow_step_hop_latency_seconds",
 		Help: "Time from a step's AgentTask reaching Succeeded (as first observed by this manager, " +
 			"else its completionTime) to the creation of the next step's AgentTask.",
@@ -40,7 +41,7 @@ var registerOnce sync.Once
 // per process, when a manager sets the controller up (as every manager does).
 func registerMetrics() {
 	registerOnce.Do(func() {
-		metrics.Registry.MustRegister(workflowsStarted, workflowsCompleted, workflowDuration, hopLatency)
+		metrics.Registry.MustRegister(StartedTotal, CompletedTotal, Duration, HopLatency)
 	})
 }
 
@@ -89,6 +90,6 @@ func (h *hopTracker) observeHop(obs *observation, steps []v1alpha1.StepStatus, i
 		}
 	}
 	if !from.IsZero() {
-		hopLatency.Observe(now.Sub(from).Seconds())
+		HopLatency.Observe(now.Sub(from).Seconds())
 	}
 }

@@ -1,8 +1,6 @@
 package workflows
 
 import (
-	"context"
-
 	"github.com/spf13/pflag"
 
 	"opsnorth.io/scheduler/pkg/manager"
@@ -54,18 +52,6 @@ func component(o *Options) manager.Component {
 		Validate:         o.Validate,
 		Namespaces:       func() manager.Namespaces { return o.WorkflowNamespaces },
 		LogValues:        o.Webhook.LogValues,
-		Setup: func(ctx context.Context, deps *manager.Deps) error {
-			return setup(ctx, deps, o)
-		},
+		Setup:            manager.SetupWith(o.Config, Setup),
 	}
-}
-
-// setup registers the workflows controllers (Workflow → AgentTasks) with
-// deps.Manager; it is the single place where they are added.
-func setup(ctx context.Context, deps *manager.Deps, o *Options) error {
-	cfg, err := o.Config()
-	if err != nil {
-		return err
-	}
-	return Setup(ctx, deps, cfg)
 }

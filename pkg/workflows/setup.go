@@ -12,7 +12,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 	"opsnorth.io/scheduler/generated/clientset/versioned"
@@ -65,13 +64,10 @@ func Setup(_ context.Context, deps *manager.Deps, cfg Config) error {
 	}
 	b := ctrl.NewControllerManagedBy(deps.Manager).Named("workflow")
 	for _, f := range deps.Informers.Factories() {
-		b = b.WatchesRawSource(&source.Informer{
-			Informer: f.Scheduler().V1alpha1().Workflows().Informer(),
-			Handler:  &handler.EnqueueRequestForObject{},
-		})
+		b = b.WatchesRawSource(manager.Watch(f.Scheduler().V1alpha1().Workflows().Informer(), &handler.EnqueueRequestForObject{}))
 	}
 	for _, inf := range taskInformers {
-		b = b.WatchesRawSource(&source.Informer{Informer: inf, Handler: taskHandler(r)})
+		b = b.WatchesRawSource(manager.Watch(inf, taskHandler(r)))
 	}
 	if err := b.Complete(r); err != nil {
 		return fmt.Errorf("build workflow controller: %w", err)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -22,8 +23,8 @@ import (
 
 func TestSequentialOutputsAndWebhook(t *testing.T) {
 	k := newCluster(t)
-	startedBefore := counter(t, "opsnorth_workflows_started_total")
-	completedBefore := counter(t, "opsnorth_workflows_completed_total", "phase", "Succeeded", "reason", "Succeeded")
+	startedBefore := testutil.ToFloat64(workflows.StartedTotal)
+	completedBefore := testutil.ToFloat64(workflows.CompletedTotal.WithLabelValues("Succeeded", "Succeeded"))
 	startManager(t, k.ns)
 	recv := testkit.NewReceiver(t, testkit.FailFirst(1, http.StatusServiceUnavailable))
 	_, err := k.kube.CoreV1().Secrets(k.ns).Create(context.Background(), &corev1.Secret{
@@ -119,8 +120,8 @@ func TestSequentialOutputsAndWebhook(t *testing.T) {
 		}
 		return assert.ObjectsAreEqual(map[string]int{"WorkflowSucceeded": 1, "WebhookFailed": 1, "WebhookDelivered": 1}, reasons)
 	}, wait, 50*time.Millisecond, "one event for the workflow's end and one per webhook outcome, none per step")
-	assert.Equal(t, 1.0, counter(t, "opsnorth_workflows_started_total")-startedBefore)
-	assert.Equal(t, 1.0, counter(t, "opsnorth_workflows_completed_total", "phase", "Succeeded", "reason", "Succeeded")-completedBefore)
+	assert.Equal(t, 1.0, testutil.ToFloat64(workflows.StartedTotal)-startedBefore)
+	assert.Equal(t, 1.0, testutil.ToFloat64(workflows.CompletedTotal.WithLabelValues("Succeeded", "Succeeded"))-completedBefore)
 
 	// Converged: nothing is written any more.
 	rv := delivered.ResourceVersion
