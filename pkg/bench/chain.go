@@ -42,7 +42,7 @@ func ChainHops(ctx context.Context, e *Env, run string, w, workers int, timeout 
 		}
 		return err
 	}
-	err := follow(ctx, func(ctx context.Context) (watch.Interface, error) {
+	err := Follow(ctx, func(ctx context.Context) (watch.Interface, error) {
 		return e.Sched.SchedulerV1alpha1().AgentTasks(TaskNamespace).Watch(ctx, metav1.ListOptions{LabelSelector: chainLabel})
 	}, func(ev watch.Event, at time.Time) {
 		t, ok := ev.Object.(*v1alpha1.AgentTask)

@@ -44,7 +44,7 @@ func UserDeploymentsToReady(ctx context.Context, e *Env, run string, d, workers 
 	}
 	st := newStamps()
 	names := objectNames("bd-"+run, d)
-	err := follow(ctx, func(ctx context.Context) (watch.Interface, error) {
+	err := Follow(ctx, func(ctx context.Context) (watch.Interface, error) {
 		return e.Sched.SchedulerV1alpha1().UserDeployments(DeploymentNamespace).Watch(ctx, metav1.ListOptions{LabelSelector: RunLabel + "=" + run})
 	}, func(ev watch.Event, at time.Time) {
 		ud, ok := ev.Object.(*v1alpha1.UserDeployment)
@@ -80,7 +80,7 @@ func benchDeployment(name, run string) *v1alpha1.UserDeployment {
 // deploymentsAvailable watches the Deployments labelled with the baseline's
 // run and stamps each when all its replicas are available.
 func deploymentsAvailable(ctx context.Context, e *Env, selector string, st *stamps) error {
-	return follow(ctx, func(ctx context.Context) (watch.Interface, error) {
+	return Follow(ctx, func(ctx context.Context) (watch.Interface, error) {
 		return e.Kube.AppsV1().Deployments(metav1.NamespaceAll).Watch(ctx, metav1.ListOptions{LabelSelector: selector})
 	}, func(ev watch.Event, at time.Time) {
 		d, ok := ev.Object.(*appsv1.Deployment)

@@ -41,7 +41,7 @@ func FloorThroughput(ctx context.Context, e *Env, run string, n, workers int, ti
 	defer wg.Wait()
 	err := watchTasks(ctx, e, BaselineNamespace, sel, st)
 	if err == nil {
-		err = follow(ctx, func(ctx context.Context) (watch.Interface, error) {
+		err = Follow(ctx, func(ctx context.Context) (watch.Interface, error) {
 			return e.Kube.BatchV1().Jobs(BaselineNamespace).Watch(ctx, metav1.ListOptions{LabelSelector: sel})
 		}, func(ev watch.Event, at time.Time) {
 			job, ok := ev.Object.(*batchv1.Job)

@@ -44,7 +44,7 @@ func WorkflowHops(ctx context.Context, e *Env, run string, w, workers int, timeo
 	for _, n := range names {
 		mine[n] = true
 	}
-	err := follow(ctx, func(ctx context.Context) (watch.Interface, error) {
+	err := Follow(ctx, func(ctx context.Context) (watch.Interface, error) {
 		return e.Sched.SchedulerV1alpha1().AgentTasks(TaskNamespace).Watch(ctx, metav1.ListOptions{LabelSelector: labelkeys.Workflow})
 	}, func(ev watch.Event, at time.Time) {
 		t, ok := ev.Object.(*v1alpha1.AgentTask)
@@ -63,7 +63,7 @@ func WorkflowHops(ctx context.Context, e *Env, run string, w, workers int, timeo
 		}
 	})
 	if err == nil {
-		err = follow(ctx, func(ctx context.Context) (watch.Interface, error) {
+		err = Follow(ctx, func(ctx context.Context) (watch.Interface, error) {
 			return e.Sched.SchedulerV1alpha1().Workflows(TaskNamespace).Watch(ctx, metav1.ListOptions{LabelSelector: RunLabel + "=" + run})
 		}, func(ev watch.Event, at time.Time) {
 			if wf, ok := ev.Object.(*v1alpha1.Workflow); ok {

@@ -100,7 +100,7 @@ func burst(ctx context.Context, e *Env, st *stamps, names []string, workers int,
 
 // watchPods stamps the Running and Succeeded times of the Job pods in ns, by Job name.
 func watchPods(ctx context.Context, e *Env, ns, selector string, st *stamps) error {
-	return follow(ctx, func(ctx context.Context) (watch.Interface, error) {
+	return Follow(ctx, func(ctx context.Context) (watch.Interface, error) {
 		return e.Kube.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{LabelSelector: selector})
 	}, func(ev watch.Event, at time.Time) {
 		pod, ok := ev.Object.(*corev1.Pod)
@@ -145,7 +145,7 @@ func TaskThroughput(ctx context.Context, e *Env, run string, n, workers int, tim
 
 // watchTasks stamps the phases of the AgentTasks in ns that selector matches.
 func watchTasks(ctx context.Context, e *Env, ns, selector string, st *stamps) error {
-	return follow(ctx, func(ctx context.Context) (watch.Interface, error) {
+	return Follow(ctx, func(ctx context.Context) (watch.Interface, error) {
 		return e.Sched.SchedulerV1alpha1().AgentTasks(ns).Watch(ctx, metav1.ListOptions{LabelSelector: selector})
 	}, func(ev watch.Event, at time.Time) {
 		if t, ok := ev.Object.(*v1alpha1.AgentTask); ok {
@@ -174,7 +174,7 @@ func JobThroughput(ctx context.Context, e *Env, run string, n, workers int, time
 	st := newStamps()
 	sel := RunLabel + "=" + run
 	names := objectNames("bj-"+run, n)
-	err := follow(ctx, func(ctx context.Context) (watch.Interface, error) {
+	err := Follow(ctx, func(ctx context.Context) (watch.Interface, error) {
 		return e.Kube.BatchV1().Jobs(BaselineNamespace).Watch(ctx, metav1.ListOptions{LabelSelector: sel})
 	}, func(ev watch.Event, at time.Time) {
 		job, ok := ev.Object.(*batchv1.Job)

@@ -72,11 +72,11 @@ func (s *stamps) latest(keys []string, stage string) time.Time {
 	return last
 }
 
-// follow feeds every event of the watches open returns to fn with its local
+// Follow feeds every event of the watches open returns to fn with its local
 // receive time, reopening a watch the server closes, until ctx ends (which
-// also ends the open watch's request). It
-// returns once the first watch is open, so nothing created afterwards is missed.
-func follow(ctx context.Context, open func(context.Context) (watch.Interface, error), fn func(watch.Event, time.Time)) error {
+// also ends the open watch's request); watch errors are skipped. It returns
+// once the first watch is open, so nothing created afterwards is missed.
+func Follow(ctx context.Context, open func(context.Context) (watch.Interface, error), fn func(watch.Event, time.Time)) error {
 	w, err := open(ctx)
 	if err != nil {
 		return err
@@ -84,7 +84,9 @@ func follow(ctx context.Context, open func(context.Context) (watch.Interface, er
 	go func() {
 		for {
 			for ev := range w.ResultChan() {
-				fn(ev, time.Now())
+				if ev.Type != watch.Error {
+					fn(ev, time.Now())
+				}
 			}
 			w.Stop()
 			for {

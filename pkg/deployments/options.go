@@ -47,38 +47,31 @@ type Options struct {
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.DeploymentDomain, "deployment-domain", "",
 		"Required. Parent DNS domain of deployed apps' hosts, e.g. apps.example.com.")
-	manager.BindEnv(fs, "deployment-domain", "DEPLOYMENT_DOMAIN")
 	fs.StringVar(&o.ClusterSecretStore, "cluster-secret-store", "default",
 		"Name of the ClusterSecretStore that deployment secrets are read from.")
-	manager.BindEnv(fs, "cluster-secret-store", "CLUSTER_SECRET_STORE")
 	fs.BoolVar(&o.DisableNetworkPolicies, "disable-network-policies", false,
 		"Do not create NetworkPolicies for deployments.")
-	manager.BindEnv(fs, "disable-network-policies", "DISABLE_NETWORK_POLICIES")
 	fs.StringVar(&o.NamespacePrefix, "namespace-prefix", "user",
 		"Prefix of user namespaces: <prefix>-<userId>.")
-	manager.BindEnv(fs, "namespace-prefix", "NAMESPACE_PREFIX")
 	fs.StringVar(&o.TierConfig, "tier-config", "",
 		"YAML file of resource tiers (quota, container defaults and maximums, maximum replicas); empty uses the built-in free, pro and enterprise tiers.")
-	manager.BindEnv(fs, "tier-config", "TIER_CONFIG")
 	fs.StringVar(&o.IngressEntryPoint, "ingress-entrypoint", "websecure",
 		"Traefik entry point of IngressRoutes.")
-	manager.BindEnv(fs, "ingress-entrypoint", "INGRESS_ENTRYPOINT")
 	fs.StringVar(&o.CertResolver, "cert-resolver", "letsencrypt",
 		"Traefik certificate resolver for the IngressRoutes' TLS; empty uses Traefik's default certificate.")
-	manager.BindEnv(fs, "cert-resolver", "CERT_RESOLVER")
 	fs.StringVar(&o.PublicIngressClass, "public-ingress-class", "public",
 		"Ingress class of public hosts (Ingress fallback and IngressRoute annotation); empty uses the cluster default.")
-	manager.BindEnv(fs, "public-ingress-class", "PUBLIC_INGRESS_CLASS")
 	fs.StringVar(&o.InternalIngressClass, "internal-ingress-class", "internal",
 		"Ingress class of internal hosts (<name>.int.<domain>).")
-	manager.BindEnv(fs, "internal-ingress-class", "INTERNAL_INGRESS_CLASS")
 	fs.StringVar(&o.IngressControllerNamespace, "ingress-controller-namespace", "traefik",
 		"Namespace of the ingress controller's pods; the NetworkPolicies admit traffic from it.")
-	manager.BindEnv(fs, "ingress-controller-namespace", "INGRESS_CONTROLLER_NAMESPACE")
 	o.WatchNamespaces = nil
 	fs.Var(&o.WatchNamespaces, "watch-namespace",
 		"Comma-separated namespaces whose UserDeployments are reconciled; empty means all namespaces.")
-	manager.BindEnv(fs, "watch-namespace", "WATCH_NAMESPACE")
+	manager.BindEnvs(fs,
+		"deployment-domain", "cluster-secret-store", "disable-network-policies", "namespace-prefix",
+		"tier-config", "ingress-entrypoint", "cert-resolver", "public-ingress-class",
+		"internal-ingress-class", "ingress-controller-namespace", "watch-namespace")
 }
 
 // Validate reports every invalid option, each error naming its flag.

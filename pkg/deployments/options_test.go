@@ -1,7 +1,6 @@
 package deployments
 
 import (
-	"os"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -39,10 +38,7 @@ func defaults(o Options) Options {
 // returns the component passed to it (nil if run was not called).
 func run(t *testing.T, env map[string]string, args ...string) (*Options, *manager.Component, error) {
 	t.Helper()
-	for _, name := range deploymentEnv {
-		t.Setenv(name, "")
-		require.NoError(t, os.Unsetenv(name))
-	}
+	testkit.UnsetEnv(t, deploymentEnv...)
 	for k, v := range env {
 		t.Setenv(k, v)
 	}

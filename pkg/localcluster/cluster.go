@@ -60,6 +60,8 @@ type Cluster struct {
 	// Clientset and Dynamic are admin clients.
 	Clientset kubernetes.Interface
 	Dynamic   dynamic.Interface
+	// StartedIn is how long Start took, to the node Ready.
+	StartedIn time.Duration
 
 	opts   Options
 	layout layout
@@ -108,6 +110,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	if err := c.start(ctx); err != nil {
 		return nil, errors.Join(err, c.Stop())
 	}
+	c.StartedIn = time.Since(c.started)
 	return c, nil
 }
 

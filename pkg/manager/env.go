@@ -3,6 +3,7 @@ package manager
 import (
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/spf13/pflag"
 )
@@ -26,6 +27,15 @@ func BindEnv(fs *pflag.FlagSet, flagName, env string) {
 		panic(fmt.Sprintf("manager.BindEnv: %v", err))
 	}
 	f.Usage = fmt.Sprintf("%s (env %s)", f.Usage, env)
+}
+
+// BindEnvs binds each flag of flagNames to the environment variable named
+// after it: upper case, dashes as underscores (--task-namespace falls back
+// to TASK_NAMESPACE). See BindEnv.
+func BindEnvs(fs *pflag.FlagSet, flagNames ...string) {
+	for _, name := range flagNames {
+		BindEnv(fs, name, strings.ToUpper(strings.ReplaceAll(name, "-", "_")))
+	}
 }
 
 // EnvVar returns the environment variable bound to the flag, if any.

@@ -61,3 +61,17 @@ func TestBindEnv(t *testing.T) {
 		BindEnv(fs, "missing", "MISSING")
 	})
 }
+
+func TestBindEnvs(t *testing.T) {
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	fs.String("task-namespace", "", "Namespaces.")
+	fs.Int("kube-api-qps", 0, "QPS.")
+	BindEnvs(fs, "task-namespace", "kube-api-qps")
+	for flag, want := range map[string]string{"task-namespace": "TASK_NAMESPACE", "kube-api-qps": "KUBE_API_QPS"} {
+		env, ok := EnvVar(fs.Lookup(flag))
+		require.True(t, ok, flag)
+		assert.Equal(t, want, env)
+		assert.Contains(t, fs.Lookup(flag).Usage, "(env "+want+")")
+	}
+	assert.Panics(t, func() { BindEnvs(fs, "missing") }, "an undefined flag is a programming error")
+}

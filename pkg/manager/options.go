@@ -44,7 +44,6 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"Enable leader election so that only one replica reconciles at a time.")
 	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", "",
 		"Namespace of the leader-election Lease; empty means the namespace the pod runs in.")
-	BindEnv(fs, "leader-election-namespace", "LEADER_ELECTION_NAMESPACE")
 	fs.BoolVar(&o.LeaderElectionReleaseOnCancel, "leader-election-release-on-cancel", true,
 		"Release the leader-election Lease on shutdown so a new leader takes over without waiting for it to expire.")
 	fs.DurationVar(&o.LeaseDuration, "leader-election-lease-duration", 15*time.Second,
@@ -58,13 +57,12 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"Time given to running controllers to stop on shutdown; 0 stops without waiting.")
 	fs.IntVar(&o.MaxConcurrentReconciles, "max-concurrent-reconciles", 10,
 		"Maximum number of concurrent reconciles per controller.")
-	BindEnv(fs, "max-concurrent-reconciles", "MAX_CONCURRENT_RECONCILES")
 	fs.Float32Var(&o.KubeAPIQPS, "kube-api-qps", 50,
 		"Queries per second allowed from this manager to the Kubernetes API server.")
-	BindEnv(fs, "kube-api-qps", "KUBE_API_QPS")
 	fs.IntVar(&o.KubeAPIBurst, "kube-api-burst", 100,
 		"Burst of queries allowed from this manager to the Kubernetes API server.")
-	BindEnv(fs, "kube-api-burst", "KUBE_API_BURST")
+	BindEnvs(fs,
+		"leader-election-namespace", "max-concurrent-reconciles", "kube-api-qps", "kube-api-burst")
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", "",
 		"Path to a kubeconfig file. When unset, the files listed in the KUBECONFIG env var are used if it is set, "+
 			"otherwise the in-cluster config, otherwise $HOME/.kube/config.")

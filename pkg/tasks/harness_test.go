@@ -117,12 +117,8 @@ func (k *cluster) task(name string) *v1alpha1.AgentTask {
 // waitPhase waits until the task reached phase and returns it.
 func (k *cluster) waitPhase(name string, phase v1alpha1.TaskPhase) *v1alpha1.AgentTask {
 	k.t.Helper()
-	var task *v1alpha1.AgentTask
-	require.Eventually(k.t, func() bool {
-		task = k.task(name)
-		return task.Status.Phase == phase
-	}, wait, 50*time.Millisecond, "task %s never reached phase %s", name, phase)
-	return task
+	return testkit.WaitFor(k.t, wait, func() *v1alpha1.AgentTask { return k.task(name) },
+		func(task *v1alpha1.AgentTask) bool { return task.Status.Phase == phase }, "task %s never reached phase %s", name, phase)
 }
 
 // job waits for the task's Job and returns it.

@@ -33,17 +33,16 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.TaskNamespaces = manager.Namespaces{"agent-tasks"}
 	fs.Var(&o.TaskNamespaces, "task-namespace",
 		"Comma-separated namespaces whose AgentTasks are reconciled; empty means all namespaces.")
-	manager.BindEnv(fs, "task-namespace", "TASK_NAMESPACE")
 	fs.BoolVar(&o.AllowPrivilegedTasks, "allow-privileged-tasks", false,
 		"Run agent pods without the restricted security context (non-root, RuntimeDefault seccomp, no privilege escalation, all capabilities dropped).")
-	manager.BindEnv(fs, "allow-privileged-tasks", "ALLOW_PRIVILEGED_TASKS")
 	o.Webhook.AddFlags(fs)
 	fs.Int32Var(&o.DefaultTTLSecondsAfterFinished, "default-ttl-seconds-after-finished", def.DefaultTTLSecondsAfterFinished,
 		"Seconds a finished Job and its pod are kept, unless the task sets ttlSecondsAfterFinished.")
-	manager.BindEnv(fs, "default-ttl-seconds-after-finished", "DEFAULT_TTL_SECONDS_AFTER_FINISHED")
 	fs.DurationVar(&o.PendingStatusDelay, "pending-status-delay", def.PendingStatusDelay,
 		"How long a new task's Pending status waits for its pod to run after the Job is created; a task whose pod runs within it goes straight to Running, one status write less. 0 writes Pending at once.")
-	manager.BindEnv(fs, "pending-status-delay", "PENDING_STATUS_DELAY")
+	manager.BindEnvs(fs,
+		"task-namespace", "allow-privileged-tasks", "default-ttl-seconds-after-finished",
+		"pending-status-delay")
 }
 
 // Validate checks the tasks flags; each error names its flag.

@@ -2,7 +2,6 @@ package tasks
 
 import (
 	"net/netip"
-	"os"
 	"testing"
 	"time"
 
@@ -23,45 +22,8 @@ func run(t *testing.T, args ...string) (*Options, *manager.Component, error) {
 	return o, got, err
 }
 
-func unsetTaskNamespace(t *testing.T) {
-	t.Setenv("TASK_NAMESPACE", "")
-	require.NoError(t, os.Unsetenv("TASK_NAMESPACE"))
-}
-
 func TestTaskNamespaces(t *testing.T) {
-	tests := []struct {
-		name    string
-		env     *string
-		args    []string
-		want    manager.Namespaces
-		wantErr string
-	}{
-		{name: "default", want: manager.Namespaces{"agent-tasks"}},
-		{name: "env", env: new("a, b"), want: manager.Namespaces{"a", "b"}},
-		{name: "empty env means all", env: new(""), want: nil},
-		{name: "flag wins over env", env: new("a"), args: []string{"--task-namespace=c"}, want: manager.Namespaces{"c"}},
-		{name: "empty flag means all", args: []string{"--task-namespace="}, want: nil},
-		{name: "invalid", args: []string{"--task-namespace=Not_Valid"}, wantErr: `"--task-namespace"`},
-		{name: "invalid env", env: new("Not_Valid"), wantErr: "TASK_NAMESPACE (--task-namespace)"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			unsetTaskNamespace(t)
-			if tt.env != nil {
-				t.Setenv("TASK_NAMESPACE", *tt.env)
-			}
-			o, got, err := run(t, tt.args...)
-			if tt.wantErr != "" {
-				require.ErrorContains(t, err, tt.wantErr)
-				assert.Nil(t, got)
-				return
-			}
-			require.NoError(t, err)
-			require.NotNil(t, got)
-			assert.Equal(t, tt.want, o.TaskNamespaces)
-			assert.Equal(t, tt.want, got.Namespaces())
-		})
-	}
+	testkit.NamespaceFlag(t, NewComponent, "task-namespace", "TASK_NAMESPACE", manager.Namespaces{"agent-tasks"})
 }
 
 func TestComponent(t *testing.T) {
@@ -132,11 +94,7 @@ func TestTaskFlags(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			unsetTaskNamespace(t)
-			for _, name := range tasksEnv {
-				t.Setenv(name, "")
-				require.NoError(t, os.Unsetenv(name))
-			}
+			testkit.UnsetEnv(t, append(tasksEnv, "TASK_NAMESPACE")...)
 			for name, value := range tt.env {
 				t.Setenv(name, value)
 			}

@@ -43,25 +43,22 @@ func (f *Flags) AddFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&f.AllowedCIDRs, "webhook-allowed-cidrs", nil,
 		"Comma-separated CIDRs or addresses completion webhooks may connect to although they are not public "+
 			"(loopback, private, link-local...); all other non-public addresses are refused.")
-	manager.BindEnv(fs, "webhook-allowed-cidrs", "WEBHOOK_ALLOWED_CIDRS")
 	fs.DurationVar(&f.Timeout, "webhook-timeout", DefaultTimeout,
 		"Timeout of one completion webhook attempt, from dialling to the last byte of the answer.")
-	manager.BindEnv(fs, "webhook-timeout", "WEBHOOK_TIMEOUT")
 	fs.Int32Var(&f.MaxAttempts, "webhook-max-attempts", DefaultPolicy.MaxAttempts,
 		"Attempts made to deliver one completion webhook before giving up.")
-	manager.BindEnv(fs, "webhook-max-attempts", "WEBHOOK_MAX_ATTEMPTS")
 	fs.DurationVar(&f.RetryBaseDelay, "webhook-retry-base-delay", DefaultPolicy.BaseDelay,
 		"Wait after the first failed webhook attempt; it doubles after each further failure.")
-	manager.BindEnv(fs, "webhook-retry-base-delay", "WEBHOOK_RETRY_BASE_DELAY")
 	fs.DurationVar(&f.RetryMaxDelay, "webhook-retry-max-delay", DefaultPolicy.MaxDelay,
 		"Longest wait between two webhook attempts.")
-	manager.BindEnv(fs, "webhook-retry-max-delay", "WEBHOOK_RETRY_MAX_DELAY")
 	fs.IntVar(&f.Workers, "webhook-workers", DefaultWorkers,
 		"Completion webhook attempts in flight at once, on a pool of their own beside the reconcile workers.")
-	manager.BindEnv(fs, "webhook-workers", "WEBHOOK_WORKERS")
 	fs.IntVar(&f.MaxPerHost, "webhook-max-per-host", DefaultMaxPerHost,
 		"Completion webhook attempts in flight to one receiver host (host:port); further due deliveries to it wait their turn.")
-	manager.BindEnv(fs, "webhook-max-per-host", "WEBHOOK_MAX_PER_HOST")
+	manager.BindEnvs(fs,
+		"webhook-allowed-cidrs", "webhook-timeout", "webhook-max-attempts",
+		"webhook-retry-base-delay", "webhook-retry-max-delay", "webhook-workers",
+		"webhook-max-per-host")
 }
 
 // Validate reports every invalid webhook flag; each error names its flag.

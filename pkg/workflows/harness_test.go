@@ -84,12 +84,8 @@ func (k *cluster) workflow(name string) *v1alpha1.Workflow {
 // waitWorkflow waits until the workflow reaches phase and returns it.
 func (k *cluster) waitWorkflow(name string, phase v1alpha1.WorkflowPhase) *v1alpha1.Workflow {
 	k.t.Helper()
-	var wf *v1alpha1.Workflow
-	require.Eventually(k.t, func() bool {
-		wf = k.workflow(name)
-		return wf.Status.Phase == phase
-	}, wait, 20*time.Millisecond, "workflow %s never reached %s", name, phase)
-	return wf
+	return testkit.WaitFor(k.t, wait, func() *v1alpha1.Workflow { return k.workflow(name) },
+		func(wf *v1alpha1.Workflow) bool { return wf.Status.Phase == phase }, "workflow %s never reached %s", name, phase)
 }
 
 // waitTask waits for the AgentTask of a step attempt and returns it.

@@ -21,7 +21,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.WorkflowNamespaces = manager.Namespaces{"agent-tasks"}
 	fs.Var(&o.WorkflowNamespaces, "workflow-namespace",
 		"Comma-separated namespaces whose Workflows are reconciled; empty means all namespaces.")
-	manager.BindEnv(fs, "workflow-namespace", "WORKFLOW_NAMESPACE")
+	manager.BindEnvs(fs, "workflow-namespace")
 	o.Webhook.AddFlags(fs)
 }
 

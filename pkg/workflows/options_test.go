@@ -2,7 +2,6 @@ package workflows
 
 import (
 	"net/netip"
-	"os"
 	"testing"
 	"time"
 
@@ -23,45 +22,8 @@ func run(t *testing.T, args ...string) (*Options, *manager.Component, error) {
 	return o, got, err
 }
 
-func unsetWorkflowNamespace(t *testing.T) {
-	t.Setenv("WORKFLOW_NAMESPACE", "")
-	require.NoError(t, os.Unsetenv("WORKFLOW_NAMESPACE"))
-}
-
 func TestWorkflowNamespaces(t *testing.T) {
-	tests := []struct {
-		name    string
-		env     *string
-		args    []string
-		want    manager.Namespaces
-		wantErr string
-	}{
-		{name: "default", want: manager.Namespaces{"agent-tasks"}},
-		{name: "env", env: new("a, b"), want: manager.Namespaces{"a", "b"}},
-		{name: "empty env means all", env: new(""), want: nil},
-		{name: "flag wins over env", env: new("a"), args: []string{"--workflow-namespace=c"}, want: manager.Namespaces{"c"}},
-		{name: "empty flag means all", args: []string{"--workflow-namespace="}, want: nil},
-		{name: "invalid", args: []string{"--workflow-namespace=Not_Valid"}, wantErr: `"--workflow-namespace"`},
-		{name: "invalid env", env: new("Not_Valid"), wantErr: "WORKFLOW_NAMESPACE (--workflow-namespace)"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			unsetWorkflowNamespace(t)
-			if tt.env != nil {
-				t.Setenv("WORKFLOW_NAMESPACE", *tt.env)
-			}
-			o, got, err := run(t, tt.args...)
-			if tt.wantErr != "" {
-				require.ErrorContains(t, err, tt.wantErr)
-				assert.Nil(t, got)
-				return
-			}
-			require.NoError(t, err)
-			require.NotNil(t, got)
-			assert.Equal(t, tt.want, o.WorkflowNamespaces)
-			assert.Equal(t, tt.want, got.Namespaces())
-		})
-	}
+	testkit.NamespaceFlag(t, NewComponent, "workflow-namespace", "WORKFLOW_NAMESPACE", manager.Namespaces{"agent-tasks"})
 }
 
 func TestComponent(t *testing.T) {
@@ -74,7 +36,7 @@ func TestComponent(t *testing.T) {
 }
 
 func TestWebhookFlags(t *testing.T) {
-	unsetWorkflowNamespace(t)
+	testkit.UnsetEnv(t, "WORKFLOW_NAMESPACE")
 	tests := []struct {
 		name    string
 		env     map[string]string
@@ -112,10 +74,7 @@ func TestWebhookFlags(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			for _, env := range []string{"WEBHOOK_ALLOWED_CIDRS", "WEBHOOK_MAX_ATTEMPTS", "WEBHOOK_TIMEOUT"} {
-				t.Setenv(env, "")
-				require.NoError(t, os.Unsetenv(env))
-			}
+			testkit.UnsetEnv(t, "WEBHOOK_ALLOWED_CIDRS", "WEBHOOK_MAX_ATTEMPTS", "WEBHOOK_TIMEOUT")
 			for k, v := range tt.env {
 				t.Setenv(k, v)
 			}

@@ -254,7 +254,7 @@ func watchStamps(ctx context.Context, t *testing.T) *stampSet {
 	kube, err := kubernetes.NewForConfig(cluster.Config)
 	require.NoError(t, err)
 	jobs := kube.BatchV1().Jobs(taskNamespace)
-	follow(ctx, t, func(ctx context.Context) (watch.Interface, error) { return tasks.Watch(ctx, metav1.ListOptions{}) },
+	require.NoError(t, bench.Follow(ctx, func(ctx context.Context) (watch.Interface, error) { return tasks.Watch(ctx, metav1.ListOptions{}) },
 		func(e watch.Event, now time.Time) {
 			if at, ok := e.Object.(*v1alpha1.AgentTask); ok {
 				st.mark(at.Name, "task", now)
@@ -262,43 +262,12 @@ func watchStamps(ctx context.Context, t *testing.T) *stampSet {
 					st.mark(at.Name, "succeeded", now)
 				}
 			}
-		})
-	follow(ctx, t, func(ctx context.Context) (watch.Interface, error) { return jobs.Watch(ctx, metav1.ListOptions{}) },
+		}))
+	require.NoError(t, bench.Follow(ctx, func(ctx context.Context) (watch.Interface, error) { return jobs.Watch(ctx, metav1.ListOptions{}) },
 		func(e watch.Event, now time.Time) {
 			if job, ok := e.Object.(*batchv1.Job); ok {
 				st.mark(job.Name, "job", now)
 			}
-		})
+		}))
 	return st
-}
-
-// follow opens a watch and feeds its events to fn with their receive time
-// until ctx ends, opening it again whenever the server ends it.
-func follow(ctx context.Context, t *testing.T, open func(context.Context) (watch.Interface, error), fn func(watch.Event, time.Time)) {
-	t.Helper()
-	w, err := open(ctx)
-	require.NoError(t, err)
-	go func() {
-		for {
-			for e := range w.ResultChan() {
-				if e.Type == watch.Error {
-					if ctx.Err() == nil {
-						t.Logf("watch error: %v", e.Object)
-					}
-					continue
-				}
-				fn(e, time.Now())
-			}
-			w.Stop()
-			for {
-				if ctx.Err() != nil {
-					return
-				}
-				if w, err = open(ctx); err == nil {
-					break
-				}
-				time.Sleep(100 * time.Millisecond)
-			}
-		}
-	}()
 }

@@ -4,12 +4,10 @@ package chaos
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"opsnorth.io/scheduler/pkg/localcluster"
 )
@@ -22,63 +20,16 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(runMain(m))
+	os.Exit(localcluster.Suite{
+		Name: "chaos", KeepEnv: "CHAOS_KEEP", Start: startSuite,
+		Check: func(root string) error { return writeSummary(filepath.Join(root, "_output", "chaos", "summary.json")) },
+	}.Run(m))
 }
 
-func runMain(m *testing.M) int {
-	flag.Parse()
-	if testing.Short() {
-		return m.Run()
-	}
-	root, err := localcluster.RepoRoot()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "chaos: %v\n", err)
-		return 1
-	}
-	repoRoot = root
-	c, err := localcluster.Start(context.Background(), localcluster.Options{})
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "chaos: start local cluster: %v\n", err)
-		return 1
-	}
-	cluster = c
-	code := func() int {
-		ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
-		defer cancel()
-		if err := startSuite(ctx, c, root); err != nil {
-			fmt.Fprintf(os.Stderr, "chaos: %v\n", err)
-			return 1
-		}
-		return m.Run()
-	}()
-	if err := writeSummary(filepath.Join(root, "_output", "chaos", "summary.json")); err != nil {
-		fmt.Fprintf(os.Stderr, "chaos: %v\n", err)
-		code = 1
-	}
-	if code != 0 || os.Getenv("CHAOS_KEEP") != "" {
-		c.KeepOnStop()
-		fmt.Fprintf(os.Stderr, "chaos: the cluster's state stays in %s (component logs in %s)\n", c.Dir, c.LogDir())
-	}
-	if err := c.Stop(); err != nil {
-		fmt.Fprintf(os.Stderr, "chaos: stop local cluster: %v\n", err)
-		code = 1
-	}
-	return code
-}
-
-// startSuite installs the CRDs and the packaged RBAC and starts two replicas
+// startSuite installs the packaged RBAC and starts two replicas
 // (<component>-a, <component>-b) of every manager, each as its ServiceAccount.
 func startSuite(ctx context.Context, c *localcluster.Cluster, root string) error {
-	files, err := localcluster.ManifestFiles(
-		filepath.Join(root, "manifests", "crd", "*.yaml"),
-		filepath.Join(root, "manifests", "thirdparty", "*.yaml"),
-	)
-	if err != nil {
-		return err
-	}
-	if _, err := c.Apply(ctx, files...); err != nil {
-		return fmt.Errorf("install CRDs: %w", err)
-	}
+	cluster, repoRoot = c, root
 	if _, err := c.InstallRBAC(ctx, root); err != nil {
 		return err
 	}

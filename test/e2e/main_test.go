@@ -5,87 +5,30 @@ package e2e
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	"syscall"
 	"testing"
-	"time"
 
 	"opsnorth.io/scheduler/pkg/localcluster"
 )
 
 // cluster is the package's local cluster, started by TestMain; nil under -short.
-var (
-	cluster       *localcluster.Cluster
-	startDuration time.Duration
-)
+var cluster *localcluster.Cluster
 
 func TestMain(m *testing.M) {
-	os.Exit(runMain(m))
-}
-
-func runMain(m *testing.M) int {
-	flag.Parse()
-	if testing.Short() {
-		return m.Run()
-	}
-	root, err := localcluster.RepoRoot()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
-		return 1
-	}
-	start := time.Now()
-	c, err := localcluster.Start(context.Background(), localcluster.Options{})
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "e2e: start local cluster: %v\n", err)
-		return 1
-	}
-	startDuration = time.Since(start)
-	cluster = c
-	code := func() int {
-		ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
-		defer cancel()
-		files, err := localcluster.ManifestFiles(
-			filepath.Join(root, "manifests", "crd", "*.yaml"),
-			filepath.Join(root, "manifests", "thirdparty", "*.yaml"),
-		)
-		if err == nil {
-			_, err = c.Apply(ctx, files...)
-		}
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "e2e: install CRDs: %v\n", err)
-			return 1
-		}
-		if err := startSuite(ctx, c, root); err != nil {
-			fmt.Fprintf(os.Stderr, "e2e: start the managers: %v\n", err)
-			return 1
-		}
-		code := m.Run()
-		if err := rbacErrors(managers); err != nil {
-			fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
-			code = 1
-		}
-		return code
-	}()
-	if code != 0 || os.Getenv("E2E_KEEP") != "" {
-		c.KeepOnStop()
-		fmt.Fprintf(os.Stderr, "e2e: the cluster's state stays in %s (component logs in %s)\n", c.Dir, c.LogDir())
-	}
-	pids := make(map[string]int)
-	for _, p := range c.Processes() {
-		pids[p.Name] = p.PID()
-	}
-	if err := c.Stop(); err != nil {
-		fmt.Fprintf(os.Stderr, "e2e: stop local cluster: %v\n", err)
-		code = 1
-	}
-	if err := survivors(pids); err != nil {
-		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
-		code = 1
-	}
-	return code
+	os.Exit(localcluster.Suite{
+		Name: "e2e", KeepEnv: "E2E_KEEP",
+		Start: func(ctx context.Context, c *localcluster.Cluster, root string) error {
+			cluster = c
+			if err := startSuite(ctx, c, root); err != nil {
+				return fmt.Errorf("start the managers: %w", err)
+			}
+			return nil
+		},
+		Check:   func(string) error { return rbacErrors(managers) },
+		Stopped: survivors,
+	}.Run(m))
 }
 
 // survivors returns an error naming every process (or member of its process
