@@ -13,15 +13,6 @@ import (
 	"opsnorth.io/scheduler/pkg/webhook"
 )
 
-// run executes the tasks command with a captured run function and returns
-// the component passed to it (nil if run was not called).
-func run(t *testing.T, args ...string) (*Options, *manager.Component, error) {
-	t.Helper()
-	o := &Options{}
-	got, err := testkit.ParseCommand(t, component(o), args...)
-	return o, got, err
-}
-
 func TestTaskNamespaces(t *testing.T) {
 	testkit.NamespaceFlag(t, NewComponent, "task-namespace", "TASK_NAMESPACE", manager.Namespaces{"agent-tasks"})
 }
@@ -98,14 +89,10 @@ func TestTaskFlags(t *testing.T) {
 			for name, value := range tt.env {
 				t.Setenv(name, value)
 			}
-			o, got, err := run(t, tt.args...)
-			if tt.wantErr != "" {
-				require.ErrorContains(t, err, tt.wantErr)
-				assert.Nil(t, got)
+			o := &Options{}
+			if testkit.ParseExpect(t, component(o), tt.wantErr, tt.args...) == nil {
 				return
 			}
-			require.NoError(t, err)
-			require.NotNil(t, got)
 			cfg, err := o.Config()
 			require.NoError(t, err)
 			tt.check(t, cfg)

@@ -37,15 +37,9 @@ func NamespaceFlag(t *testing.T, newComponent func() manager.Component, flag, en
 			if tt.env != nil {
 				t.Setenv(env, *tt.env)
 			}
-			got, err := ParseCommand(t, newComponent(), tt.args...)
-			if tt.wantErr != "" {
-				require.ErrorContains(t, err, tt.wantErr)
-				assert.Nil(t, got)
-				return
+			if got := ParseExpect(t, newComponent(), tt.wantErr, tt.args...); got != nil {
+				assert.Equal(t, tt.want, got.Namespaces())
 			}
-			require.NoError(t, err)
-			require.NotNil(t, got)
-			assert.Equal(t, tt.want, got.Namespaces())
 		})
 	}
 }

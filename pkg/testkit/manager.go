@@ -223,6 +223,22 @@ func ParseCommand(t *testing.T, c manager.Component, args ...string) (*manager.C
 	return got, cmd.Execute()
 }
 
+// ParseExpect parses args with c's command. With wantErr it requires an
+// error containing it, and that the manager was not run, and returns nil;
+// else it requires success and returns the component the manager ran.
+func ParseExpect(t *testing.T, c manager.Component, wantErr string, args ...string) *manager.Component {
+	t.Helper()
+	got, err := ParseCommand(t, c, args...)
+	if wantErr != "" {
+		require.ErrorContains(t, err, wantErr)
+		require.Nil(t, got, "the manager must not run")
+		return nil
+	}
+	require.NoError(t, err)
+	require.NotNil(t, got)
+	return got
+}
+
 // HelpText is what the command of c prints for --help.
 func HelpText(t *testing.T, c manager.Component) string {
 	t.Helper()

@@ -13,15 +13,6 @@ import (
 	"opsnorth.io/scheduler/pkg/webhook"
 )
 
-// run executes the workflows command with a captured run function and returns
-// the component passed to it (nil if run was not called).
-func run(t *testing.T, args ...string) (*Options, *manager.Component, error) {
-	t.Helper()
-	o := &Options{}
-	got, err := testkit.ParseCommand(t, component(o), args...)
-	return o, got, err
-}
-
 func TestWorkflowNamespaces(t *testing.T) {
 	testkit.NamespaceFlag(t, NewComponent, "workflow-namespace", "WORKFLOW_NAMESPACE", manager.Namespaces{"agent-tasks"})
 }
@@ -78,12 +69,10 @@ func TestWebhookFlags(t *testing.T) {
 			for k, v := range tt.env {
 				t.Setenv(k, v)
 			}
-			o, _, err := run(t, tt.args...)
-			if tt.wantErr != "" {
-				require.ErrorContains(t, err, tt.wantErr)
+			o := &Options{}
+			if testkit.ParseExpect(t, component(o), tt.wantErr, tt.args...) == nil {
 				return
 			}
-			require.NoError(t, err)
 			cfg, err := o.Config()
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, cfg)
