@@ -81,8 +81,8 @@ type Deps struct {
 	// API. Request informers in Setup: the factories start with the manager,
 	// on every replica, and readyz waits for their caches to sync.
 	Informers *SchedulerInformers
-	// Kube hands out the shared informer factories of built-in kinds, which
-	// start with the manager like Informers.
+	// Kube hands out the informers of built-in kinds. Request them in
+	// Setup: they start with the manager like Informers.
 	Kube *KubeInformers
 }
 

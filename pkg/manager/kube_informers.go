@@ -35,7 +35,8 @@ type KubeKind struct {
 // KubeInformers builds the informers of built-in kinds, each selected and
 // transformed as its KubeKind says, on protobuf REST clients of their group
 // versions, and runs them with the manager on every replica; readyz waits
-// for them to sync (AddInformerFactory). Controllers read them through
+// for them to sync (AddInformerFactory). Ask for them in Setup: one built
+// after the manager started would never run. Controllers read them through
 // client-go's generated listers (or their indexers) and watch them (Watch).
 //
 // client-go's SharedInformerFactory would serve the same, but its interface
