@@ -68,8 +68,9 @@ func (r *childReader) lister(gvk schema.GroupVersionKind) (toolscache.GenericLis
 	return l, nil
 }
 
-// toUnstructured returns a copy of a cached object as unstructured, with
-// its kind set (typed objects from informers carry none).
+// toUnstructured returns a copy of a cached object as unstructured, so no
+// caller can change the cache. Typed objects from informers carry no kind,
+// and their copies none either: callers know the kind they asked for.
 func toUnstructured(obj runtime.Object) (*unstructured.Unstructured, error) {
 	if u, ok := obj.(*unstructured.Unstructured); ok {
 		return u.DeepCopy(), nil
