@@ -72,6 +72,10 @@ func (l layout) etcdArgs() []string {
 	}
 }
 
+// AdmissionPlugins are enabled beside kube-apiserver's defaults, on the local
+// cluster and the integration tests' control plane alike.
+const AdmissionPlugins = "OwnerReferencesPermissionEnforcement"
+
 func (l layout) apiServerArgs(profiling bool) []string {
 	return []string{
 		"--etcd-servers=" + l.EtcdURL(),
@@ -92,6 +96,9 @@ func (l layout) apiServerArgs(profiling bool) []string {
 		"--service-account-signing-key-file=" + l.pkiPath("sa.key"),
 		"--service-cluster-ip-range=" + ServiceCIDR,
 		"--authorization-mode=Node,RBAC",
+		// As on OpenShift: setting blockOwnerDeletion needs update on the
+		// owner's finalizers, so a missing RBAC rule fails here too.
+		"--enable-admission-plugins=" + AdmissionPlugins,
 		"--allow-privileged=true",
 		"--profiling=" + strconv.FormatBool(profiling),
 	}

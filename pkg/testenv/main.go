@@ -14,16 +14,16 @@ var Shared *Env
 // stops it. Call it from TestMain: `func TestMain(m *testing.M) { testenv.RunMain(m) }`.
 // With -short it runs the tests without a control plane; integration tests
 // then skip themselves through Require.
-func RunMain(m *testing.M) {
-	os.Exit(runMain(m))
+func RunMain(m *testing.M, opts ...Option) {
+	os.Exit(runMain(m, opts))
 }
 
-func runMain(m *testing.M) int {
+func runMain(m *testing.M, opts []Option) int {
 	flag.Parse()
 	if testing.Short() {
 		return m.Run()
 	}
-	env, err := Start()
+	env, err := Start(opts...)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "testenv: %v\n", err)
 		return 1

@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -28,39 +27,25 @@ import (
 	"opsnorth.io/scheduler/pkg/testkit"
 )
 
-func TestMain(m *testing.M) { testenv.RunMain(m) }
+// The package's control plane has only the scheduler CRDs: a cluster without
+// Traefik, External Secrets or prometheus-operator.
+func TestMain(m *testing.M) { testenv.RunMain(m, testenv.WithoutThirdPartyCRDs()) }
 
 const wait = 60 * time.Second
 
 // domain is the deployment domain the manager runs with.
 const domain = "apps.example.com"
 
-var optionalCRDs = []string{"ingressroutes.traefik.io", "externalsecrets.external-secrets.io", "servicemonitors.monitoring.coreos.com"}
-
-// removeOptionalCRDs deletes the third-party CRDs and waits until discovery
-// no longer serves them.
-func removeOptionalCRDs(t *testing.T, c client.Client, env *testenv.Env) {
+// requireNoOptionalGroups fails unless discovery serves none of the optional
+// third-party groups.
+func requireNoOptionalGroups(t *testing.T, env *testenv.Env) {
 	t.Helper()
-	for _, name := range optionalCRDs {
-		crd := &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: name}}
-		require.NoError(t, client.IgnoreNotFound(c.Delete(context.Background(), crd)))
-	}
 	dc, err := discovery.NewDiscoveryClientForConfig(env.Config)
 	require.NoError(t, err)
-	// A loaded machine (a cold CI run) once took longer than a minute here;
-	// the last answer says what discovery still served.
-	require.EventuallyWithT(t, func(c *assert.CollectT) {
-		for _, gv := range []string{"traefik.io/v1alpha1", "external-secrets.io/v1", "monitoring.coreos.com/v1"} {
-			list, err := dc.ServerResourcesForGroupVersion(gv)
-			switch {
-			case apierrors.IsNotFound(err):
-			case err != nil:
-				c.Errorf("%s: %v", gv, err)
-			default:
-				c.Errorf("%s still serves %d resources", gv, len(list.APIResources))
-			}
-		}
-	}, 3*wait, 200*time.Millisecond, "the optional CRDs are no longer served")
+	for _, gv := range []string{"traefik.io/v1alpha1", "external-secrets.io/v1", "monitoring.coreos.com/v1"} {
+		_, err := dc.ServerResourcesForGroupVersion(gv)
+		require.Truef(t, apierrors.IsNotFound(err), "%s is served (err %v)", gv, err)
+	}
 }
 
 func TestWithoutOptionalCRDs(t *testing.T) {
@@ -68,11 +53,10 @@ func TestWithoutOptionalCRDs(t *testing.T) {
 	scheme := runtime.NewScheme()
 	require.NoError(t, clientgoscheme.AddToScheme(scheme))
 	require.NoError(t, v1alpha1.AddToScheme(scheme))
-	require.NoError(t, apiextensionsv1.AddToScheme(scheme))
 	c, err := client.New(env.Config, client.Options{Scheme: scheme})
 	require.NoError(t, err)
 	ctx := context.Background()
-	removeOptionalCRDs(t, c, env)
+	requireNoOptionalGroups(t, env)
 
 	ns := "apps-" + rand.String(6)
 	require.NoError(t, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
