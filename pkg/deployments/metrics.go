@@ -2,13 +2,12 @@ package deployments
 
 import (
 	"context"
-	"sync"
 	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
+	"opsnorth.io/scheduler/pkg/manager"
 )
 
 // Metrics beyond controller-runtime's per-controller reconcile counts and latencies.
@@ -26,8 +25,7 @@ var (
 		"UserDeployments by phase, from the elected leader's cache.", []string{"phase"}, nil)
 
 	// phases is the process's one phase gauge.
-	phases       = &phaseCollector{}
-	registerOnce sync.Once
+	phases = &phaseCollector{}
 )
 
 // reportedPhases are the phases the gauge reports, each even when zero.
@@ -83,10 +81,5 @@ func (p phaseReporter) Start(ctx context.Context) error {
 	return nil
 }
 
-// registerMetrics adds the metrics to controller-runtime's registry, once per
-// process: the registry is process-wide, and tests run several managers.
-func registerMetrics() {
-	registerOnce.Do(func() {
-		metrics.Registry.MustRegister(reconcileErrors, timeToReady, phases)
-	})
-}
+// registerMetrics adds the metrics to controller-runtime's registry, once per process.
+var registerMetrics = manager.MetricsRegistrar(reconcileErrors, timeToReady, phases)

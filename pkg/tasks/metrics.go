@@ -1,12 +1,10 @@
 package tasks
 
 import (
-	"sync"
-
 	"github.com/prometheus/client_golang/prometheus"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
+	"opsnorth.io/scheduler/pkg/manager"
 )
 
 // Error types of ErrorsTotal.
@@ -55,15 +53,9 @@ var (
 	}, []string{"type"})
 )
 
-var registerOnce sync.Once
-
 // registerMetrics adds the metrics to controller-runtime's registry, once per process.
-func registerMetrics() {
-	registerOnce.Do(func() {
-		metrics.Registry.MustRegister(StartupDuration, CreatedTotal, CompletedTotal, PhaseTransitionsTotal,
-			JobCreationDuration, ErrorsTotal)
-	})
-}
+var registerMetrics = manager.MetricsRegistrar(StartupDuration, CreatedTotal, CompletedTotal,
+	PhaseTransitionsTotal, JobCreationDuration, ErrorsTotal)
 
 // phaseLabel is a phase's metric label; the empty phase of a new task is "None".
 func phaseLabel(p v1alpha1.TaskPhase) string {

@@ -2,10 +2,10 @@ package webhook
 
 import (
 	"errors"
-	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"opsnorth.io/scheduler/pkg/manager"
 )
 
 // The delivery metrics, the same for every kind (label kind: AgentTask, Workflow).
@@ -28,16 +28,10 @@ var (
 		Name: "opsnorth_webhook_deliveries_parked",
 		Help: "Due completion webhooks waiting because their receiver host has --webhook-max-per-host requests under way, by kind.",
 	}, []string{"kind"})
-
-	registerOnce sync.Once
 )
 
 // registerMetrics adds the metrics to controller-runtime's registry, once per process.
-func registerMetrics() {
-	registerOnce.Do(func() {
-		metrics.Registry.MustRegister(deliveries, attemptDuration, inFlight, parked)
-	})
-}
+var registerMetrics = manager.MetricsRegistrar(deliveries, attemptDuration, inFlight, parked)
 
 // resultLabel is an attempt's result label.
 func resultLabel(res Result) string {

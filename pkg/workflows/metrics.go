@@ -6,9 +6,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
+	"opsnorth.io/scheduler/pkg/manager"
 )
 
 // Metrics beyond controller-runtime's own reconcile counts and latencies;
@@ -35,15 +35,8 @@ var (
 	})
 )
 
-var registerOnce sync.Once
-
-// registerMetrics adds the metrics to controller-runtime's registry, once
-// per process, when a manager sets the controller up (as every manager does).
-func registerMetrics() {
-	registerOnce.Do(func() {
-		metrics.Registry.MustRegister(StartedTotal, CompletedTotal, Duration, HopLatency)
-	})
-}
+// registerMetrics adds the metrics to controller-runtime's registry, once per process.
+var registerMetrics = manager.MetricsRegistrar(StartedTotal, CompletedTotal, Duration, HopLatency)
 
 // hopTracker remembers when this manager first saw each step task succeed,
 // which is more precise than the task's completionTime (whole seconds).
