@@ -18138,7 +18138,7 @@ func schema_scheduler_apis_scheduler_v1alpha1_RemoteSecretReference(ref common.R
 				Properties: map[string]spec.Schema{
 					"key": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Key of the secret in the store.",
+							Description: "Key of the secret in the store, relative to the user's prefix (the deployments manager's --secret-key-prefix, by default users/<userId>/): a path without a leading '/' and without empty, '.' or '..' segments.",
 							Default:     "",
 							Type:        []string{"string"},
 							Format:      "",

@@ -27,6 +27,9 @@ type Config struct {
 	NamespacePrefix string
 	// Tiers are the known resource tiers.
 	Tiers tiers.Config
+	// DefaultMaxTier is the most generous tier of a bound namespace without
+	// a max-tier label.
+	DefaultMaxTier string
 }
 
 // ChildSelector matches everything the manager creates for users: it

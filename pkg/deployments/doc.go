@@ -36,6 +36,24 @@
 //     pods and services, which have cluster-internal addresses, are out of
 //     reach, as is anything else in private ranges.
 //
+// Secrets confined to their user: every spec.secrets[].remoteRef.key is read
+// as --secret-key-prefix + key, {userId} in the prefix replaced with the
+// deployment's spec.userId (default users/{userId}/). The prefix must contain
+// {userId} followed by '/' or '_' (characters no user id has), so no user's
+// prefix is the beginning of another's; it cannot be empty. A key must be a
+// relative path of ASCII letters, digits and _+=@.- between single '/':
+// absolute keys, empty, '.' and '..' (any dots-only) segments, '\', '%',
+// ':' (schemes, ARNs), '?', '#', whitespace, control and non-ASCII
+// characters are refused, and so are property and version values that break
+// the same rules (some providers put them into a path or URL too). A refused
+// reference stalls the deployment with reason SecretKeyNotAllowed and a
+// message naming the field (spec.secrets[i].remoteRef.key), before the
+// namespace or any child exists (render.CheckSecretRefs; the renderer checks
+// again and refuses to build the ExternalSecret). The CRD refuses leading
+// '/' and empty, '.' and '..' segments at admission. This holds only as long
+// as the manager does; the store-side setup that holds against a compromised
+// manager (per-namespace provider auth) is in the README.
+//
 // Prometheus scraping from another namespace therefore needs an extra policy
 // by the platform; the ServiceMonitor only declares the endpoint.
 package deployments

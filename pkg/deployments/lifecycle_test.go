@@ -82,7 +82,7 @@ func TestTemplateLifecycle(t *testing.T) {
 			ConfigData:        v1alpha1.EnvMap{"LOG_LEVEL": "debug"},
 			ConfigFiles:       []v1alpha1.ConfigFile{{Path: "/etc/shop/settings.yaml", Content: "a: 1\n"}},
 			ServiceConfigData: map[string]v1alpha1.EnvMap{"web": {"WEB_CONCURRENCY": "4"}},
-			Secrets:           []v1alpha1.SecretReference{{Name: "DATABASE_URL", RemoteRef: v1alpha1.RemoteSecretReference{Key: "users/alice", Property: "db"}}},
+			Secrets:           []v1alpha1.SecretReference{{Name: "DATABASE_URL", RemoteRef: v1alpha1.RemoteSecretReference{Key: "shop", Property: "db"}}},
 		},
 	}
 	require.NoError(t, c.Create(ctx, ud))
@@ -107,7 +107,7 @@ func TestTemplateLifecycle(t *testing.T) {
 		assert.Len(t, nested(files, "data"), 1)
 		es := waitObject(t, c, render.GVKExternalSecret, userNS, "shop-secrets", nil)
 		assert.Equal(t, map[string]any{"kind": "ClusterSecretStore", "name": "default"}, nested(es, "spec", "secretStoreRef"))
-		assert.Equal(t, "DATABASE_URL", nested(es, "spec", "data").([]any)[0].(map[string]any)["secretKey"])
+		assert.Equal(t, []string{"DATABASE_URL=users/" + user + "/shop#db"}, remoteRefs(es), "the key is read under the user's prefix")
 
 		var d appsv1.Deployment
 		require.Eventually(t, func() bool {

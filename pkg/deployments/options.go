@@ -10,6 +10,7 @@ import (
 
 	"opsnorth.io/scheduler/pkg/deployments/render"
 	"opsnorth.io/scheduler/pkg/deployments/tiers"
+	"opsnorth.io/scheduler/pkg/labelkeys"
 	"opsnorth.io/scheduler/pkg/manager"
 )
 
@@ -19,6 +20,12 @@ type Options struct {
 	DeploymentDomain string
 	// ClusterSecretStore names the ClusterSecretStore secrets are read from.
 	ClusterSecretStore string
+	// SecretKeyPrefix is put before every remote secret key, {userId}
+	// replaced with the deployment's user id.
+	SecretKeyPrefix string
+	// DefaultMaxTier is the most generous tier of a bound namespace that
+	// has no max-tier label.
+	DefaultMaxTier string
 	// DisableNetworkPolicies skips creating NetworkPolicies for deployments.
 	DisableNetworkPolicies bool
 	// WatchNamespaces are the namespaces whose UserDeployments are
@@ -49,6 +56,11 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"Required. Parent DNS domain of deployed apps' hosts, e.g. apps.example.com.")
 	fs.StringVar(&o.ClusterSecretStore, "cluster-secret-store", "default",
 		"Name of the ClusterSecretStore that deployment secrets are read from.")
+	fs.StringVar(&o.SecretKeyPrefix, "secret-key-prefix", render.DefaultSecretKeyPrefix,
+		"Prefix put before every remote secret key, {userId} replaced with the deployment's spec.userId; a key that could leave it is refused. Must contain {userId} followed by '/' or '_'.")
+	fs.StringVar(&o.DefaultMaxTier, "default-max-tier", "free",
+		"Most generous tier a UserDeployment in a namespace bound to its user (label "+labelkeys.Tenant+
+			") may ask for when the namespace has no "+labelkeys.MaxTier+" label; unbound namespaces (the platform backend's) may ask for any.")
 	fs.BoolVar(&o.DisableNetworkPolicies, "disable-network-policies", false,
 		"Do not create NetworkPolicies for deployments.")
 	fs.StringVar(&o.NamespacePrefix, "namespace-prefix", "user",
@@ -69,7 +81,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.Var(&o.WatchNamespaces, "watch-namespace",
 		"Comma-separated namespaces whose UserDeployments are reconciled; empty means all namespaces.")
 	manager.BindEnvs(fs,
-		"deployment-domain", "cluster-secret-store", "disable-network-policies", "namespace-prefix",
+		"deployment-domain", "cluster-secret-store", "secret-key-prefix", "default-max-tier", "disable-network-policies", "namespace-prefix",
 		"tier-config", "ingress-entrypoint", "cert-resolver", "public-ingress-class",
 		"internal-ingress-class", "ingress-controller-namespace", "watch-namespace")
 }
@@ -86,6 +98,9 @@ func (o *Options) Validate() error {
 	if msgs := validation.IsDNS1123Subdomain(o.ClusterSecretStore); len(msgs) > 0 {
 		errs = append(errs, fmt.Errorf("--cluster-secret-store: invalid name %q: %s",
 			o.ClusterSecretStore, strings.Join(msgs, "; ")))
+	}
+	if err := render.CheckSecretKeyPrefix(o.SecretKeyPrefix); err != nil {
+		errs = append(errs, fmt.Errorf("--secret-key-prefix: %w", err))
 	}
 	// A user id has at most 40 characters; the namespace must stay a DNS label.
 	if msgs := validation.IsDNS1123Label(o.NamespacePrefix); len(msgs) > 0 || len(o.NamespacePrefix) > 22 {
@@ -105,6 +120,9 @@ func (o *Options) Validate() error {
 		errs = append(errs, fmt.Errorf("--tier-config: %w", err))
 	}
 	o.tiers = t
+	if _, ok := t[o.DefaultMaxTier]; err == nil && !ok {
+		errs = append(errs, fmt.Errorf("--default-max-tier: unknown tier %q (known: %s)", o.DefaultMaxTier, strings.Join(t.Names(), ", ")))
+	}
 	return errors.Join(errs...)
 }
 
@@ -114,6 +132,7 @@ func (o *Options) Config() Config {
 		Options: render.Options{
 			Domain:                     o.DeploymentDomain,
 			ClusterSecretStore:         o.ClusterSecretStore,
+			SecretKeyPrefix:            o.SecretKeyPrefix,
 			IngressEntryPoint:          o.IngressEntryPoint,
 			CertResolver:               o.CertResolver,
 			PublicIngressClass:         o.PublicIngressClass,
@@ -123,6 +142,7 @@ func (o *Options) Config() Config {
 		},
 		NamespacePrefix: o.NamespacePrefix,
 		Tiers:           o.tiers,
+		DefaultMaxTier:  o.DefaultMaxTier,
 	}
 }
 
@@ -142,9 +162,11 @@ func component(o *Options) manager.Component {
 			return []any{
 				"deploymentDomain", o.DeploymentDomain,
 				"clusterSecretStore", o.ClusterSecretStore,
+				"secretKeyPrefix", o.SecretKeyPrefix,
 				"disableNetworkPolicies", o.DisableNetworkPolicies,
 				"namespacePrefix", o.NamespacePrefix,
 				"tierConfig", o.TierConfig,
+				"defaultMaxTier", o.DefaultMaxTier,
 			}
 		},
 		Setup: manager.SetupWith(func() (Config, error) { return o.Config(), nil }, Setup),

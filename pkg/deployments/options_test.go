@@ -11,7 +11,7 @@ import (
 	"opsnorth.io/scheduler/pkg/testkit"
 )
 
-var deploymentEnv = []string{"DEPLOYMENT_DOMAIN", "CLUSTER_SECRET_STORE", "DISABLE_NETWORK_POLICIES", "WATCH_NAMESPACE",
+var deploymentEnv = []string{"DEPLOYMENT_DOMAIN", "CLUSTER_SECRET_STORE", "SECRET_KEY_PREFIX", "DEFAULT_MAX_TIER", "DISABLE_NETWORK_POLICIES", "WATCH_NAMESPACE",
 	"NAMESPACE_PREFIX", "TIER_CONFIG", "INGRESS_ENTRYPOINT", "CERT_RESOLVER", "PUBLIC_INGRESS_CLASS",
 	"INTERNAL_INGRESS_CLASS", "INGRESS_CONTROLLER_NAMESPACE"}
 
@@ -22,6 +22,8 @@ func defaults(o Options) Options {
 			*v = d
 		}
 	}
+	set(&o.SecretKeyPrefix, "users/{userId}/")
+	set(&o.DefaultMaxTier, "free")
 	set(&o.NamespacePrefix, "user")
 	set(&o.IngressEntryPoint, "websecure")
 	set(&o.CertResolver, "letsencrypt")
@@ -75,6 +77,12 @@ func TestOptions(t *testing.T) {
 			want: Options{DeploymentDomain: "a.b", ClusterSecretStore: "default", NamespacePrefix: "tenant",
 				CertResolver: "acme", IngressEntryPoint: "web", PublicIngressClass: "pub", InternalIngressClass: "int",
 				IngressControllerNamespace: "ingress"}},
+		{name: "secret key prefix from env", env: map[string]string{"SECRET_KEY_PREFIX": "/tenants/{userId}/"},
+			args: []string{"--deployment-domain=a.b"},
+			want: Options{DeploymentDomain: "a.b", ClusterSecretStore: "default", SecretKeyPrefix: "/tenants/{userId}/"}},
+		{name: "secret key prefix flag wins", env: map[string]string{"SECRET_KEY_PREFIX": "/tenants/{userId}/"},
+			args: []string{"--deployment-domain=a.b", "--secret-key-prefix=kv/{userId}_"},
+			want: Options{DeploymentDomain: "a.b", ClusterSecretStore: "default", SecretKeyPrefix: "kv/{userId}_"}},
 		{name: "empty bool env is unset", env: map[string]string{"DISABLE_NETWORK_POLICIES": ""},
 			args: []string{"--deployment-domain=apps.example.com"},
 			want: Options{DeploymentDomain: "apps.example.com", ClusterSecretStore: "default"}},
@@ -106,6 +114,18 @@ func TestValidation(t *testing.T) {
 			want: []string{`invalid value "maybe" for DISABLE_NETWORK_POLICIES (--disable-network-policies)`}},
 		{name: "invalid watch namespace", args: []string{"--deployment-domain=a.b", "--watch-namespace=Bad"},
 			want: []string{`"--watch-namespace"`, `invalid namespace "Bad"`}},
+		{name: "empty secret key prefix", args: []string{"--deployment-domain=a.b", "--secret-key-prefix="},
+			want: []string{"--secret-key-prefix: must not be empty"}},
+		{name: "empty secret key prefix env", env: map[string]string{"SECRET_KEY_PREFIX": "", "DEPLOYMENT_DOMAIN": "a.b"},
+			want: []string{"--secret-key-prefix: must not be empty"}},
+		{name: "secret key prefix without user", args: []string{"--deployment-domain=a.b", "--secret-key-prefix=shared/"},
+			want: []string{`--secret-key-prefix: "shared/" must contain {userId}`}},
+		{name: "secret key prefix open after user", args: []string{"--deployment-domain=a.b", "--secret-key-prefix=users/{userId}"},
+			want: []string{`--secret-key-prefix: "users/{userId}": {userId} must be followed by '/' or '_'`}},
+		{name: "secret key prefix escaping", args: []string{"--deployment-domain=a.b", "--secret-key-prefix=../{userId}/"},
+			want: []string{`--secret-key-prefix: "../{userId}/": a ".." path segment`}},
+		{name: "unknown default max tier", args: []string{"--deployment-domain=a.b", "--default-max-tier=gold"},
+			want: []string{`--default-max-tier: unknown tier "gold" (known: enterprise, free, pro)`}},
 		{name: "bad prefix", args: []string{"--deployment-domain=a.b", "--namespace-prefix=Users"},
 			want: []string{`--namespace-prefix: invalid prefix "Users"`}},
 		{name: "long prefix", args: []string{"--deployment-domain=a.b", "--namespace-prefix=abcdefghijklmnopqrstuvw"},
@@ -135,12 +155,15 @@ func TestComponent(t *testing.T) {
 	assert.Equal(t, "deployments", c.Name)
 	assert.Equal(t, "deployments.scheduler.opsnorth.io", c.LeaderElectionID)
 	assert.Equal(t, "opsnorth-scheduler-deployments", c.FieldOwner())
-	assert.Equal(t, []any{"deploymentDomain", "apps.example.com", "clusterSecretStore", "vault",
-		"disableNetworkPolicies", false, "namespacePrefix", "", "tierConfig", ""}, c.LogValues())
+	assert.Equal(t, []any{"deploymentDomain", "apps.example.com", "clusterSecretStore", "vault", "secretKeyPrefix", "",
+		"disableNetworkPolicies", false, "namespacePrefix", "", "tierConfig", "", "defaultMaxTier", ""}, c.LogValues())
 	require.NotNil(t, c.Setup)
 
-	o.NamespacePrefix, o.tiers = "user", tiers.Defaults()
+	o.NamespacePrefix, o.SecretKeyPrefix, o.tiers = "user", "kv/{userId}/", tiers.Defaults()
+	o.DefaultMaxTier = "pro"
 	cfg := o.Config()
+	assert.Equal(t, "kv/{userId}/", cfg.SecretKeyPrefix)
+	assert.Equal(t, "pro", cfg.DefaultMaxTier)
 	assert.Equal(t, "user", cfg.NamespacePrefix)
 	assert.True(t, cfg.NetworkPolicies)
 	assert.Equal(t, "vault", cfg.ClusterSecretStore)
@@ -151,6 +174,8 @@ func TestHelp(t *testing.T) {
 	for _, want := range []string{
 		"--deployment-domain", "(env DEPLOYMENT_DOMAIN)",
 		"--cluster-secret-store", "(env CLUSTER_SECRET_STORE)", `(default "default")`,
+		"--secret-key-prefix", "(env SECRET_KEY_PREFIX)", `(default "users/{userId}/")`,
+		"--default-max-tier", "(env DEFAULT_MAX_TIER)", `(default "free")`,
 		"--disable-network-policies", "(env DISABLE_NETWORK_POLICIES)",
 		"--watch-namespace", "(env WATCH_NAMESPACE)",
 		"--namespace-prefix", "(env NAMESPACE_PREFIX)", "--tier-config", "(env TIER_CONFIG)",

@@ -2,6 +2,7 @@ package deployments
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -15,7 +16,34 @@ import (
 	"opsnorth.io/scheduler/pkg/conditions"
 	"opsnorth.io/scheduler/pkg/deployments/render"
 	"opsnorth.io/scheduler/pkg/deployments/tiers"
+	"opsnorth.io/scheduler/pkg/labelkeys"
+	"opsnorth.io/scheduler/pkg/tenancy"
 )
+
+// checkTenant refuses a deployment whose namespace is bound to another user,
+// or that asks for a tier above what its bound namespace allows. Unbound
+// namespaces are the platform backend's: it chooses users and tiers.
+func (r *Reconciler) checkTenant(_ context.Context, s *scope) (bool, error) {
+	refusal, err := r.bindings.Check(s.ud.Namespace, s.ud.Spec.UserID)
+	if err != nil {
+		return true, err
+	}
+	if refusal != "" {
+		return true, stalled(tenancy.ReasonTenantMismatch, refusal)
+	}
+	maxTier, bound, err := r.bindings.MaxTier(s.ud.Namespace)
+	if err != nil || !bound {
+		return err != nil, err
+	}
+	source := "label " + labelkeys.MaxTier + " of namespace " + s.ud.Namespace
+	if maxTier == "" {
+		maxTier, source = r.cfg.DefaultMaxTier, "--default-max-tier, namespace "+s.ud.Namespace+" has no "+labelkeys.MaxTier+" label"
+	}
+	if err := r.cfg.Tiers.Allowed(s.ud.Spec.Tier, maxTier); err != nil {
+		return true, stalled(ReasonTierNotAllowed, fmt.Sprintf("spec.tier: %v (%s)", err, source))
+	}
+	return false, nil
+}
 
 // resolveTemplate finds the DeploymentTemplate, or builds the one-service
 // template of a raw image.
@@ -52,6 +80,16 @@ func (r *Reconciler) resolveTier(_ context.Context, s *scope) (bool, error) {
 		return true, stalled(ReasonTierExceeded, err.Error())
 	}
 	s.app.Tier = t
+	return false, nil
+}
+
+// checkSecrets refuses remote secret references that could leave the
+// user's secret key prefix, before anything of the app is created.
+func (r *Reconciler) checkSecrets(_ context.Context, s *scope) (bool, error) {
+	prefix := render.SecretKeyPrefix(r.cfg.SecretKeyPrefix, s.ud.Spec.UserID)
+	if err := render.CheckSecretRefs(s.ud.Spec.Secrets, prefix); err != nil {
+		return true, stalled(ReasonSecretKeyNotAllowed, err.Error())
+	}
 	return false, nil
 }
 
@@ -191,6 +229,9 @@ func (r *Reconciler) userTier(ud *v1alpha1.UserDeployment) (string, tiers.Tier) 
 // applyChildren applies every desired child that is not already in place.
 func (r *Reconciler) applyChildren(ctx context.Context, s *scope) (bool, error) {
 	children, err := render.Children(s.app, r.cfg.Options, r.caps)
+	if errors.Is(err, render.ErrSecretKeyNotAllowed) {
+		return true, stalled(ReasonSecretKeyNotAllowed, err.Error())
+	}
 	if err != nil {
 		return true, stalled(ReasonInvalidSpec, err.Error())
 	}

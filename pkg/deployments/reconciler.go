@@ -21,6 +21,7 @@ import (
 	schedlisters "opsnorth.io/scheduler/generated/listers/scheduler/v1alpha1"
 	"opsnorth.io/scheduler/pkg/deployments/render"
 	"opsnorth.io/scheduler/pkg/manager"
+	"opsnorth.io/scheduler/pkg/tenancy"
 )
 
 // Reconciler provisions a UserDeployment's children in the user namespace
@@ -33,6 +34,7 @@ type Reconciler struct {
 	reader      *childReader
 	deployments appslisters.DeploymentLister // the cached Deployments of reader
 	apply       *applier
+	bindings    *tenancy.Bindings
 	clientset   versioned.Interface
 	informers   *manager.SchedulerInformers
 	udInformers []toolscache.SharedIndexInformer
@@ -84,8 +86,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if s.ud.DeletionTimestamp != nil || s.ud.Spec.DesiredState == v1alpha1.DesiredDeleted {
 		phases = []manager.Phase[*scope]{r.deleteChildren, r.releaseNamespace, r.markDeleted, r.removeFinalizer}
 	} else {
-		phases = []manager.Phase[*scope]{r.ensureFinalizer, r.resolveTemplate, r.resolveTier, r.checkDependencies,
-			r.checkHosts, r.ensureNamespace, r.applyChildren, r.pruneChildren, r.observeRollout}
+		phases = []manager.Phase[*scope]{r.ensureFinalizer, r.checkTenant, r.resolveTemplate, r.resolveTier, r.checkSecrets,
+			r.checkDependencies, r.checkHosts, r.ensureNamespace, r.applyChildren, r.pruneChildren, r.observeRollout}
 	}
 	result, runErr := r.runPhases(ctx, s, phases)
 	if s.gone {

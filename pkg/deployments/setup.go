@@ -14,6 +14,7 @@ import (
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 	"opsnorth.io/scheduler/pkg/deployments/render"
 	"opsnorth.io/scheduler/pkg/manager"
+	"opsnorth.io/scheduler/pkg/tenancy"
 )
 
 // Setup registers the UserDeployment controller with deps.Manager: it
@@ -54,7 +55,10 @@ func Setup(_ context.Context, deps *manager.Deps, cfg Config) error {
 	r.apply = &applier{client: mgr.GetClient(), reader: r.reader, owner: deps.FieldOwner}
 	registerMetrics()
 
-	b := ctrl.NewControllerManagedBy(mgr).Named("userdeployment")
+	if r.bindings, err = tenancy.NewBindings(deps.Kube); err != nil {
+		return err
+	}
+	b := ctrl.NewControllerManagedBy(mgr).Named("userdeployment").WatchesRawSource(r.bindings.Synced())
 	for _, f := range factories {
 		inf := f.Scheduler().V1alpha1().UserDeployments().Informer()
 		if err := inf.AddIndexers(indexers); err != nil {

@@ -36,6 +36,8 @@ const (
 	ReasonInvalidSpec          = "InvalidSpec"
 	ReasonUnknownTier          = "UnknownTier"
 	ReasonTierExceeded         = "TierLimitExceeded"
+	ReasonTierNotAllowed       = "TierNotAllowed"
+	ReasonSecretKeyNotAllowed  = "SecretKeyNotAllowed"
 	ReasonNoDependencies       = "NoDependencies"
 	ReasonDependenciesReady    = "DependenciesReady"
 	ReasonDependenciesNotReady = "DependenciesNotReady"

@@ -41,5 +41,20 @@ const (
 	// Service names the template service a child belongs to.
 	Service = Prefix + "service"
 	// User is the owning user's id on user namespaces and their children.
+	// On a ServiceAccount or Secret in a shared task namespace it names the
+	// one user whose AgentTasks and Workflows may use it.
 	User = Prefix + "user"
+	// Tenant on a Namespace binds it to one user: every UserDeployment,
+	// AgentTask and Workflow in it must carry that spec.userId. The managers
+	// refuse any other, as does the shipped ValidatingAdmissionPolicy.
+	Tenant = Prefix + "tenant"
+	// MaxTier on a bound Namespace is the most generous tier its user's
+	// UserDeployments may ask for (the deployments manager's
+	// --default-max-tier where it is absent).
+	MaxTier = Prefix + "max-tier"
+	// Shared, set to SharedValue on a ServiceAccount or Secret in a shared
+	// task namespace, lets every user's AgentTasks and Workflows use it.
+	Shared = Prefix + "shared"
+	// SharedValue is the value of Shared.
+	SharedValue = "true"
 )

@@ -26,9 +26,12 @@ const ManagerNamespace = "opsnorth-system"
 var Components = []string{"deployments", "tasks", "workflows"}
 
 // rbacKinds are the objects of the rendered packaging the local suite
-// installs: identities and permissions. The managers themselves run as local
-// processes, not as the packaged Deployments (kwok would only fake those).
-var rbacKinds = []string{"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"}
+// installs: identities, permissions and the policies that guard tenants
+// (kwok has no CNI, so a NetworkPolicy is stored but not enforced). The
+// managers themselves run as local processes, not as the packaged
+// Deployments (kwok would only fake those).
+var rbacKinds = []string{"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding",
+	"NetworkPolicy", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"}
 
 // InstallRBAC renders the all-in-one kustomize overlay exactly as users
 // install it and applies its namespaces, ServiceAccounts, roles and bindings.

@@ -22,6 +22,7 @@ import (
 	"opsnorth.io/scheduler/generated/clientset/versioned"
 	listers "opsnorth.io/scheduler/generated/listers/scheduler/v1alpha1"
 	"opsnorth.io/scheduler/pkg/manager"
+	"opsnorth.io/scheduler/pkg/tenancy"
 	"opsnorth.io/scheduler/pkg/webhook"
 )
 
@@ -39,6 +40,7 @@ type Reconciler struct {
 	listers    []listers.AgentTaskLister
 	recorder   recorder.EventRecorder
 	deliveries *webhook.Service
+	bindings   *tenancy.Bindings
 	// running and terminal are the reconcile's phases, built once: the
 	// reconcile runs on every Job, pod and task event.
 	running, terminal []manager.Phase[*scope]
@@ -51,6 +53,7 @@ type Reconciler struct {
 // Setup registers the AgentTask controller with d.Manager.
 func Setup(ctx context.Context, d *manager.Deps, cfg Config) error {
 	registerMetrics()
+	var err error
 	mgr := d.Manager
 	r := &Reconciler{
 		jobs:       &jobStore{},
@@ -72,7 +75,10 @@ func Setup(ctx context.Context, d *manager.Deps, cfg Config) error {
 	if err := mgr.Add(r.deliveries); err != nil {
 		return fmt.Errorf("add webhook delivery service: %w", err)
 	}
-	b := ctrl.NewControllerManagedBy(mgr).Named(ControllerName)
+	if r.bindings, err = tenancy.NewBindings(d.Kube); err != nil {
+		return err
+	}
+	b := ctrl.NewControllerManagedBy(mgr).Named(ControllerName).WatchesRawSource(r.bindings.Synced())
 	jobs, err := d.Kube.Watched(manager.KubeKind{Object: &batchv1.Job{},
 		Resource: batchv1.SchemeGroupVersion.WithResource("jobs"), Select: selectTaskJobs, Transform: recordJob})
 	if err != nil {

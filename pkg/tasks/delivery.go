@@ -73,7 +73,7 @@ func (d deliveries) Load(ctx context.Context, key types.NamespacedName) (*webhoo
 		return nil, err
 	}
 	return &webhook.Delivery{
-		Object: live, URL: live.Spec.WebhookURL, SecretRef: live.Spec.WebhookSecretRef,
+		Object: live, URL: live.Spec.WebhookURL, SecretRef: live.Spec.WebhookSecretRef, UserID: live.Spec.UserID,
 		Body: body, IdempotencyKey: IdempotencyKey(live), State: live.Status.Webhook,
 	}, nil
 }

@@ -15,12 +15,17 @@ import (
 	"k8s.io/utils/ptr"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
+	"opsnorth.io/scheduler/pkg/labelkeys"
 	"opsnorth.io/scheduler/pkg/tasks"
 )
 
 // TestJobShape: the Job the API server stores for a task with every field set.
 func TestJobShape(t *testing.T) {
 	k := newCluster(t, "tasks-shape")
+	// What the task names must exist, labelled for its user (see TestReferencesInTheSharedNamespace).
+	mine := map[string]string{labelkeys.User: "user-1"}
+	require.NoError(t, k.c.Create(t.Context(), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "agent-sa", Namespace: k.ns, Labels: mine}}))
+	require.NoError(t, k.c.Create(t.Context(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "regcred", Namespace: k.ns, Labels: mine}}))
 	startManager(t, k.ns, testArgs(false)...)
 	task := k.createTask("full", func(at *v1alpha1.AgentTask) {
 		at.Spec.Command = []string{"/agent"}

@@ -4,19 +4,26 @@
 package tasks
 
 // The tasks manager's permissions. `make manifests` turns these markers into
-// manifests/rbac/tasks; nothing else grants the manager access.
+// manifests/rbac/tasks; nothing else grants the manager access. Everything
+// it writes is in the task namespace, so all but the namespace watch is a
+// Role in agent-tasks; a deployment watching other namespaces binds that
+// Role (a copy of it) in each of them, never a ClusterRole.
 //
 // AgentTasks are read through informers and only their status is written
 // (server-side apply = patch). Setting blockOwnerDeletion on a Job's owner
 // reference needs update on agenttasks/finalizers. Jobs are created once and
 // never updated or deleted (the garbage collector and the Job TTL do that).
 // Pods are only watched. Webhook signing secrets are read with a single GET
-// in the task namespace.
+// in the task namespace; before a Job is created, the metadata of the
+// ServiceAccount and Secrets a task names is read the same way, to check
+// they are labelled for the task's user. Namespaces are watched (their
+// tenant label only) to refuse a task whose namespace is bound to another user.
 //
-// +kubebuilder:rbac:groups=scheduler.opsnorth.io,resources=agenttasks,verbs=get;list;watch
-// +kubebuilder:rbac:groups=scheduler.opsnorth.io,resources=agenttasks/status,verbs=get;patch
-// +kubebuilder:rbac:groups=scheduler.opsnorth.io,resources=agenttasks/finalizers,verbs=update
-// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create
-// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
-// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
-// +kubebuilder:rbac:groups="",namespace=agent-tasks,resources=secrets,verbs=get
+// +kubebuilder:rbac:namespace=agent-tasks,groups=scheduler.opsnorth.io,resources=agenttasks,verbs=get;list;watch
+// +kubebuilder:rbac:namespace=agent-tasks,groups=scheduler.opsnorth.io,resources=agenttasks/status,verbs=get;patch
+// +kubebuilder:rbac:namespace=agent-tasks,groups=scheduler.opsnorth.io,resources=agenttasks/finalizers,verbs=update
+// +kubebuilder:rbac:namespace=agent-tasks,groups=batch,resources=jobs,verbs=get;list;watch;create
+// +kubebuilder:rbac:namespace=agent-tasks,groups="",resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=list;watch
+// +kubebuilder:rbac:namespace=agent-tasks,groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:namespace=agent-tasks,groups="",resources=secrets;serviceaccounts,verbs=get

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
+	"opsnorth.io/scheduler/pkg/labelkeys"
 	"opsnorth.io/scheduler/pkg/testenv"
 	"opsnorth.io/scheduler/pkg/testkit"
 	"opsnorth.io/scheduler/pkg/webhook"
@@ -24,11 +25,14 @@ func TestGeneratedRBACSuffices(t *testing.T) {
 	k := newCluster(t, "agent-tasks") // the namespace of the generated Role
 	startManagerAs(t, testkit.ManagerConfig(t, testenv.Require(t), "tasks", k.ns), k.ns, testArgs(true)...)
 
+	mine := map[string]string{labelkeys.User: "user-1"}
 	require.NoError(t, k.c.Create(t.Context(), &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: "hook", Namespace: k.ns}, Data: map[string][]byte{"token": []byte("s")},
+		ObjectMeta: metav1.ObjectMeta{Name: "hook", Namespace: k.ns, Labels: mine}, Data: map[string][]byte{"token": []byte("s")},
 	}))
+	require.NoError(t, k.c.Create(t.Context(), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "agent", Namespace: k.ns, Labels: mine}}))
 	rcv := testkit.NewReceiver(t, testkit.OK)
 	k.createTask("least", func(at *v1alpha1.AgentTask) {
+		at.Spec.ServiceAccountName = "agent" // its labels are read before the Job is created
 		at.Spec.WebhookURL = rcv.URL
 		at.Spec.WebhookSecretRef = &v1alpha1.SecretKeyReference{Name: "hook", Key: "token"}
 	})

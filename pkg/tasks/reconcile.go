@@ -17,6 +17,7 @@ import (
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 	"opsnorth.io/scheduler/pkg/labelkeys"
 	"opsnorth.io/scheduler/pkg/manager"
+	"opsnorth.io/scheduler/pkg/tenancy"
 )
 
 // predecessorWait is how often a task waits for the Job of a deleted task of
@@ -157,13 +158,30 @@ func (r *Reconciler) confirmJob(ctx context.Context, s *scope, key types.Namespa
 	return nil
 }
 
-// createJob creates the task's Job. The name is fixed, so when another
+// createJob creates the task's Job unless the task's namespace is bound to
+// another user or the task names an object it may not use: either fails it
+// at once with the field named. The name is fixed, so when another
 // reconcile (another worker, a previous leader) created it first the API
 // server answers AlreadyExists and the existing Job is adopted if it is the
 // task's own.
 func (r *Reconciler) createJob(ctx context.Context, s *scope) error {
+	refusal, err := r.bindings.Check(s.task.Namespace, s.task.Spec.UserID)
+	if err != nil {
+		return err
+	}
+	if refusal != "" {
+		s.obs.FailReason, s.obs.FailMessage = tenancy.ReasonTenantMismatch, refusal
+		return nil
+	}
+	if refusal, err = r.checkReferences(ctx, s.task); err != nil {
+		return err
+	}
+	if refusal != "" {
+		s.obs.FailReason, s.obs.FailMessage = ReasonReferenceNotAllowed, refusal
+		return nil
+	}
 	job := BuildJob(s.task, r.cfg)
-	err := r.client.Create(ctx, job, client.FieldOwner(r.fieldOwner))
+	err = r.client.Create(ctx, job, client.FieldOwner(r.fieldOwner))
 	switch {
 	case err == nil:
 		CreatedTotal.Inc()

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
+	"opsnorth.io/scheduler/pkg/labelkeys"
 	"opsnorth.io/scheduler/pkg/tasks"
 	"opsnorth.io/scheduler/pkg/testenv"
 	"opsnorth.io/scheduler/pkg/testkit"
@@ -45,7 +46,7 @@ func TestWebhook(t *testing.T) {
 	k := newCluster(t, "tasks-webhook")
 	secret := []byte("s3cret")
 	require.NoError(t, k.c.Create(t.Context(), &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: "hook", Namespace: k.ns}, Data: map[string][]byte{"token": secret},
+		ObjectMeta: metav1.ObjectMeta{Name: "hook", Namespace: k.ns, Labels: map[string]string{labelkeys.User: "user-1"}}, Data: map[string][]byte{"token": secret},
 	}))
 	first := startManager(t, k.ns, testArgs(true)...)
 

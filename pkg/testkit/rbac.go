@@ -21,8 +21,10 @@ import (
 // ManagerConfig returns the identity of a user that holds only the
 // generated RBAC of component (manifests/rbac/<component>/role.yaml): its
 // ClusterRoles, and its Roles bound in each of namespaces as a deployment
-// binds them in each namespace the manager watches. A manager run as that
-// user proves the +kubebuilder:rbac markers grant what its code does.
+// binds them in each namespace the manager watches. The namespace ""
+// (a manager watching all namespaces) grants the Roles' rules cluster-wide,
+// as such a deployment must. A manager run as that user proves the
+// +kubebuilder:rbac markers grant what its code does.
 func ManagerConfig(t *testing.T, env *testenv.Env, component string, namespaces ...string) *rest.Config {
 	t.Helper()
 	kube, err := kubernetes.NewForConfig(env.Config)
@@ -50,6 +52,10 @@ func ManagerConfig(t *testing.T, env *testenv.Env, component string, namespaces 
 			for _, ns := range namespaces {
 				var role rbacv1.Role
 				require.NoError(t, yaml.Unmarshal([]byte(doc), &role))
+				if ns == "" {
+					grantEverywhere(t, kube, role, subjects)
+					continue
+				}
 				role.Namespace = ns
 				_, err := kube.RbacV1().Roles(ns).Create(ctx, &role, metav1.CreateOptions{})
 				ignoreExists(t, err)
@@ -77,4 +83,19 @@ func ignoreExists(t *testing.T, err error) {
 	if !apierrors.IsAlreadyExists(err) {
 		require.NoError(t, err)
 	}
+}
+
+// grantEverywhere binds role's rules cluster-wide, under its name with the
+// suffix -all-namespaces.
+func grantEverywhere(t *testing.T, kube kubernetes.Interface, role rbacv1.Role, subjects []rbacv1.Subject) {
+	t.Helper()
+	name := role.Name + "-all-namespaces"
+	_, err := kube.RbacV1().ClusterRoles().Create(t.Context(), &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: role.Rules},
+		metav1.CreateOptions{})
+	ignoreExists(t, err)
+	_, err = kube.RbacV1().ClusterRoleBindings().Create(t.Context(), &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: name}, Subjects: subjects,
+		RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name},
+	}, metav1.CreateOptions{})
+	ignoreExists(t, err)
 }

@@ -17,6 +17,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
+	"opsnorth.io/scheduler/pkg/tenancy"
 )
 
 // Delivery is one object's due completion webhook, read from the API server.
@@ -27,6 +28,9 @@ type Delivery struct {
 	URL string
 	// SecretRef names the signing key in the object's namespace; nil sends unsigned.
 	SecretRef *v1alpha1.SecretKeyReference
+	// UserID is the object's user: the signing Secret must be labelled for
+	// that user or for sharing (tenancy.MayUse).
+	UserID string
 	// Body is the payload, the same bytes on every attempt.
 	Body []byte
 	// IdempotencyKey is the same on every attempt and after restarts.
@@ -188,7 +192,7 @@ func (s *Service) attempt(ctx context.Context, key types.NamespacedName) (time.D
 func (s *Service) send(ctx context.Context, d *Delivery) (Result, error) {
 	req := Request{URL: d.URL, Body: d.Body, IdempotencyKey: d.IdempotencyKey, Event: s.opts.Event}
 	if d.SecretRef != nil {
-		secret, err := readSecret(ctx, s.opts.Secrets, d.Object.GetNamespace(), d.SecretRef)
+		secret, err := readSecret(ctx, s.opts.Secrets, d.Object.GetNamespace(), d.SecretRef, d.UserID)
 		if errors.Is(err, ErrSecret) {
 			return Result{Err: err}, nil
 		}
@@ -232,12 +236,12 @@ func (s *Service) event(d *Delivery, eventType, reason, note string) {
 }
 
 // ErrSecret marks a signing key that cannot be used: no Secret, no key, an
-// empty key, or no permission to read it. Creating or fixing it heals the
-// delivery's next attempt.
+// empty key, a Secret not labelled for the object's user, or no permission
+// to read it. Creating or fixing it heals the delivery's next attempt.
 var ErrSecret = errors.New("webhook signing secret unusable")
 
-// readSecret reads the signing key with an uncached GET.
-func readSecret(ctx context.Context, r client.Reader, namespace string, ref *v1alpha1.SecretKeyReference) ([]byte, error) {
+// readSecret reads userID's signing key with an uncached GET.
+func readSecret(ctx context.Context, r client.Reader, namespace string, ref *v1alpha1.SecretKeyReference, userID string) ([]byte, error) {
 	var secret corev1.Secret
 	err := r.Get(ctx, types.NamespacedName{Namespace: namespace, Name: ref.Name}, &secret)
 	switch {
@@ -245,6 +249,10 @@ func readSecret(ctx context.Context, r client.Reader, namespace string, ref *v1a
 		return nil, fmt.Errorf("%w: read webhook secret %s/%s: %w", ErrSecret, namespace, ref.Name, err)
 	case err != nil:
 		return nil, fmt.Errorf("read webhook secret %s/%s: %w", namespace, ref.Name, err)
+	}
+	use := tenancy.Ref{Field: "spec.webhookSecretRef", Kind: "Secret", Name: ref.Name}
+	if err := tenancy.CheckUse(use, namespace, &secret, userID); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrSecret, err)
 	}
 	value, ok := secret.Data[ref.Key]
 	switch {

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
+	"opsnorth.io/scheduler/pkg/labelkeys"
 	"opsnorth.io/scheduler/pkg/testkit"
 )
 
@@ -97,24 +98,30 @@ func TestServiceBlackHoleHoldsOnlyItsHost(t *testing.T) {
 
 func TestServiceSecret(t *testing.T) {
 	rcv := testkit.NewReceiver(t, testkit.OK)
+	shared := map[string]string{labelkeys.Shared: labelkeys.SharedValue}
 	tests := []struct {
 		name    string
 		secrets secretReader
 		want    string // LastError; "" for a signed delivery
 	}{
-		{name: "signed", secrets: secretReader{data: map[string][]byte{"k": []byte("v")}}},
+		{name: "signed", secrets: secretReader{data: map[string][]byte{"k": []byte("v")}, labels: shared}},
+		{name: "the user's own", secrets: secretReader{data: map[string][]byte{"k": []byte("v")}, labels: map[string]string{labelkeys.User: "alice"}}},
+		{name: "another user's", secrets: secretReader{data: map[string][]byte{"k": []byte("v")}, labels: map[string]string{labelkeys.User: "bob"}},
+			want: "spec.webhookSecretRef: not allowed for this user: Secret ns/hook is labelled neither scheduler.opsnorth.io/user=alice nor scheduler.opsnorth.io/shared=true"},
+		{name: "unlabelled", secrets: secretReader{data: map[string][]byte{"k": []byte("v")}}, want: "not allowed for this user"},
 		{name: "missing secret", secrets: secretReader{err: apierrors.NewNotFound(schema.GroupResource{Resource: "secrets"}, "hook")},
 			want: `read webhook secret ns/hook: secrets "hook" not found`},
 		{name: "forbidden", secrets: secretReader{err: apierrors.NewForbidden(schema.GroupResource{Resource: "secrets"}, "hook", errors.New("no"))},
 			want: "forbidden"},
-		{name: "missing key", secrets: secretReader{data: map[string][]byte{"other": []byte("v")}}, want: `webhook secret ns/hook has no key "k"`},
-		{name: "empty key", secrets: secretReader{data: map[string][]byte{"k": {}}}, want: `key "k" of webhook secret ns/hook is empty`},
+		{name: "missing key", secrets: secretReader{data: map[string][]byte{"other": []byte("v")}, labels: shared}, want: `webhook secret ns/hook has no key "k"`},
+		{name: "empty key", secrets: secretReader{data: map[string][]byte{"k": {}}, labels: shared}, want: `key "k" of webhook secret ns/hook is empty`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			subject := newMemSubject()
 			subject.add(tt.name, rcv.URL)
 			subject.items[tt.name].SecretRef = &v1alpha1.SecretKeyReference{Name: "hook", Key: "k"}
+			subject.items[tt.name].UserID = "alice"
 			s := testService(subject, Config{Policy: DefaultPolicy, Timeout: time.Second, Workers: 1, MaxPerHost: 1, Guard: loopback})
 			s.opts.Secrets = tt.secrets
 			before := len(rcv.Requests())
@@ -224,8 +231,9 @@ func (m *memSubject) Record(_ context.Context, d *Delivery, state *v1alpha1.Webh
 
 // secretReader answers every Secret GET with data or err.
 type secretReader struct {
-	data map[string][]byte
-	err  error
+	data   map[string][]byte
+	labels map[string]string
+	err    error
 }
 
 func (r secretReader) Get(_ context.Context, key client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
@@ -233,7 +241,7 @@ func (r secretReader) Get(_ context.Context, key client.ObjectKey, obj client.Ob
 		return r.err
 	}
 	s := obj.(*corev1.Secret)
-	s.Name, s.Namespace, s.Data = key.Name, key.Namespace, r.data
+	s.Name, s.Namespace, s.Data, s.Labels = key.Name, key.Namespace, r.data, r.labels
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -34,6 +35,12 @@ func deleteOptions(uid types.UID) metav1.DeleteOptions {
 func (r *Reconciler) gather(ctx context.Context, wf *v1alpha1.Workflow) (*observation, error) {
 	obs := &observation{wf: wf, now: r.now(), budget: r.budget, lost: map[string]bool{}}
 	obs.graph, obs.invalid = validateSpec(&wf.Spec)
+	if !started(wf) {
+		var err error
+		if obs.tenant, err = r.bindings.Check(wf.Namespace, wf.Spec.UserID); err != nil {
+			return nil, err
+		}
+	}
 	tasks, err := r.ownedTasks(wf)
 	if err != nil {
 		return nil, err
@@ -118,4 +125,9 @@ func (r *Reconciler) writeStatus(ctx context.Context, wf *v1alpha1.Workflow, sta
 
 func k8sName(namespace, name string) types.NamespacedName {
 	return types.NamespacedName{Namespace: namespace, Name: name}
+}
+
+// started reports whether any step of wf was attempted.
+func started(wf *v1alpha1.Workflow) bool {
+	return slices.ContainsFunc(wf.Status.StepStatuses, func(s v1alpha1.StepStatus) bool { return s.Attempts > 0 })
 }

@@ -20,6 +20,7 @@ import (
 	listers "opsnorth.io/scheduler/generated/listers/scheduler/v1alpha1"
 	"opsnorth.io/scheduler/pkg/conditions"
 	"opsnorth.io/scheduler/pkg/manager"
+	"opsnorth.io/scheduler/pkg/tenancy"
 	"opsnorth.io/scheduler/pkg/webhook"
 )
 
@@ -35,6 +36,7 @@ type Reconciler struct {
 	recorder   events.EventRecorder
 	fieldOwner string
 	deliveries *webhook.Service
+	bindings   *tenancy.Bindings
 	budget     Budget
 	now        func() time.Time
 	hops       *hopTracker

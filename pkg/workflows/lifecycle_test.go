@@ -177,7 +177,7 @@ func TestForeignTaskNameConflict(t *testing.T) {
 // Workflows and their AgentTasks in every namespace.
 func TestAllNamespaces(t *testing.T) {
 	k := newCluster(t)
-	startManager(t, k.ns, "--workflow-namespace=")
+	startManager(t, "") // all namespaces, its Role's rules granted cluster-wide
 	k.create(stepWorkflow("anywhere", step("a", nil), step("b", map[string]string{"X": "${steps.a.output.x}"})))
 	k.finish(k.waitTask("anywhere", "a", 0), v1alpha1.TaskSucceeded, map[string]string{"x": "1"})
 	b := k.waitTask("anywhere", "b", 0)

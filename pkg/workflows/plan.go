@@ -8,6 +8,7 @@ import (
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 	"opsnorth.io/scheduler/pkg/conditions"
+	"opsnorth.io/scheduler/pkg/tenancy"
 	"opsnorth.io/scheduler/pkg/workflows/dag"
 	"opsnorth.io/scheduler/pkg/workflows/subst"
 )
@@ -18,6 +19,9 @@ type observation struct {
 	// graph is the validated step graph; nil when invalid is set.
 	graph   *dag.Graph
 	invalid error
+	// tenant, when set, refuses a workflow that has not started because its
+	// namespace is bound to another user (tenancy.CheckBinding).
+	tenant string
 	// tasks are the AgentTasks the workflow controls, by name.
 	tasks map[string]*v1alpha1.AgentTask
 	// lost are task names the status recorded that no longer exist.
@@ -60,10 +64,14 @@ func decide(obs *observation) plan {
 		views[i] = stepView{status: v1alpha1.StepStatus{Name: wf.Spec.Steps[i].Name, Phase: v1alpha1.StepPending}}
 	}
 	p := plan{}
-	if obs.invalid != nil {
-		finish(obs, st, views, ReasonInvalidSpec, "invalid spec: "+obs.invalid.Error())
+	if obs.invalid != nil || obs.tenant != "" {
+		reason, msg := tenancy.ReasonTenantMismatch, obs.tenant
+		if obs.tenant == "" {
+			reason, msg = ReasonInvalidSpec, "invalid spec: "+obs.invalid.Error()
+		}
+		finish(obs, st, views, reason, msg)
 		st.CurrentStep = currentStep(st.StepStatuses)
-		p.status, p.reason = *st, ReasonInvalidSpec
+		p.status, p.reason = *st, reason
 		return p
 	}
 	for i := range views {

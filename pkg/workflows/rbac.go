@@ -2,18 +2,22 @@ package workflows
 
 // The workflows manager's permissions. `make manifests` turns these markers
 // into manifests/rbac/workflows; nothing else grants the manager access.
+// All but the namespace watch is a Role in agent-tasks, bound in each
+// namespace the manager watches; nothing it writes is cluster-wide.
 //
 // Workflows: read through informers, status written with server-side apply.
 // AgentTasks: one per step attempt, created, watched and deleted when a
 // workflow fails or times out. Secrets: a direct get of the webhook signing
-// key (never cached). Events: step and workflow lifecycle. A step task's
+// key (never cached). Namespaces: their tenant label only, to refuse a
+// workflow whose namespace is bound to another user. Events: step and workflow lifecycle. A step task's
 // controller reference blocks its workflow's deletion, which needs update on
 // workflows/finalizers where OwnerReferencesPermissionEnforcement admission
 // runs (OpenShift; the local cluster and the test control plane).
 //
-// +kubebuilder:rbac:groups=scheduler.opsnorth.io,resources=workflows,verbs=get;list;watch
-// +kubebuilder:rbac:groups=scheduler.opsnorth.io,resources=workflows/status,verbs=patch
-// +kubebuilder:rbac:groups=scheduler.opsnorth.io,resources=workflows/finalizers,verbs=update
-// +kubebuilder:rbac:groups=scheduler.opsnorth.io,resources=agenttasks,verbs=get;list;watch;create;delete
-// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
-// +kubebuilder:rbac:groups="",namespace=agent-tasks,resources=secrets,verbs=get
+// +kubebuilder:rbac:namespace=agent-tasks,groups=scheduler.opsnorth.io,resources=workflows,verbs=get;list;watch
+// +kubebuilder:rbac:namespace=agent-tasks,groups=scheduler.opsnorth.io,resources=workflows/status,verbs=patch
+// +kubebuilder:rbac:namespace=agent-tasks,groups=scheduler.opsnorth.io,resources=workflows/finalizers,verbs=update
+// +kubebuilder:rbac:namespace=agent-tasks,groups=scheduler.opsnorth.io,resources=agenttasks,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=list;watch
+// +kubebuilder:rbac:namespace=agent-tasks,groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:namespace=agent-tasks,groups="",resources=secrets,verbs=get

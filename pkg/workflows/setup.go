@@ -20,6 +20,7 @@ import (
 	listers "opsnorth.io/scheduler/generated/listers/scheduler/v1alpha1"
 	"opsnorth.io/scheduler/pkg/labelkeys"
 	"opsnorth.io/scheduler/pkg/manager"
+	"opsnorth.io/scheduler/pkg/tenancy"
 	"opsnorth.io/scheduler/pkg/webhook"
 )
 
@@ -62,7 +63,12 @@ func Setup(_ context.Context, deps *manager.Deps, cfg Config) error {
 	if err := deps.Manager.Add(r.deliveries); err != nil {
 		return fmt.Errorf("add webhook delivery service: %w", err)
 	}
-	b := ctrl.NewControllerManagedBy(deps.Manager).Named("workflow")
+	bindings, err := tenancy.NewBindings(deps.Kube)
+	if err != nil {
+		return err
+	}
+	r.bindings = bindings
+	b := ctrl.NewControllerManagedBy(deps.Manager).Named("workflow").WatchesRawSource(bindings.Synced())
 	for _, f := range deps.Informers.Factories() {
 		b = b.WatchesRawSource(manager.Watch(f.Scheduler().V1alpha1().Workflows().Informer(), &handler.EnqueueRequestForObject{}))
 	}

@@ -84,7 +84,7 @@ func (d deliveries) Load(ctx context.Context, key types.NamespacedName) (*webhoo
 		return nil, fmt.Errorf("encode webhook payload: %w", err)
 	}
 	return &webhook.Delivery{
-		Object: wf, URL: wf.Spec.WebhookURL, SecretRef: wf.Spec.WebhookSecretRef,
+		Object: wf, URL: wf.Spec.WebhookURL, SecretRef: wf.Spec.WebhookSecretRef, UserID: wf.Spec.UserID,
 		Body: body, IdempotencyKey: string(wf.UID) + "/completion", State: wf.Status.Webhook,
 	}, nil
 }

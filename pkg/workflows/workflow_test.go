@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
+	"opsnorth.io/scheduler/pkg/labelkeys"
 	"opsnorth.io/scheduler/pkg/testkit"
 	"opsnorth.io/scheduler/pkg/webhook"
 	"opsnorth.io/scheduler/pkg/workflows"
@@ -28,7 +29,7 @@ func TestSequentialOutputsAndWebhook(t *testing.T) {
 	startManager(t, k.ns)
 	recv := testkit.NewReceiver(t, testkit.FailFirst(1, http.StatusServiceUnavailable))
 	_, err := k.kube.CoreV1().Secrets(k.ns).Create(context.Background(), &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: "hook"}, Data: map[string][]byte{"key": []byte("s3cret")},
+		ObjectMeta: metav1.ObjectMeta{Name: "hook", Labels: map[string]string{labelkeys.User: "u1"}}, Data: map[string][]byte{"key": []byte("s3cret")},
 	}, metav1.CreateOptions{})
 	require.NoError(t, err)
 

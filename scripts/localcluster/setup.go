@@ -25,7 +25,10 @@ func setupSteps(root string) []step {
 		)},
 		{name: "install RBAC", run: installRBAC(root)},
 		{name: "start managers", run: startManagers(root)},
-		{name: "apply samples", run: applyStep(filepath.Join(root, "manifests", "samples", "*.yaml"))},
+		{name: "apply samples", run: applyStep(
+			filepath.Join(root, "manifests", "samples", "prerequisites", "*.yaml"),
+			filepath.Join(root, "manifests", "samples", "*.yaml"),
+		)},
 	}
 }
 

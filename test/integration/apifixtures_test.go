@@ -232,7 +232,7 @@ func validUserDeployment(namespace, name string) *schedulerv1alpha1.UserDeployme
 			Tier:         "pro",
 			DesiredState: schedulerv1alpha1.DesiredRunning,
 			Secrets: []schedulerv1alpha1.SecretReference{
-				{Name: "DATABASE_URL", RemoteRef: schedulerv1alpha1.RemoteSecretReference{Key: "users/alice/shop", Property: "database_url"}},
+				{Name: "DATABASE_URL", RemoteRef: schedulerv1alpha1.RemoteSecretReference{Key: "shop", Property: "database_url"}},
 			},
 			ConfigData:         schedulerv1alpha1.EnvMap{"LOG_LEVEL": "debug"},
 			ConfigFiles:        []schedulerv1alpha1.ConfigFile{{Path: "/etc/web-app/settings.yaml", Content: "currency: EUR\n"}},

@@ -117,6 +117,21 @@ func invalidUserDeploymentCases() []invalidCase {
 			field: "spec.secrets[0].name", msg: "should match '^[A-Za-z_][A-Za-z0-9_]*$'",
 		},
 		{
+			name:  "userdeployment secret key escaping the user's prefix",
+			obj:   newUserDeployment(func(u *userDeployment) { u.Spec.Secrets[0].RemoteRef.Key = "../bob/db" }),
+			field: "spec.secrets[0].remoteRef.key", msg: "key must be a relative path without a leading '/' and without empty, '.' or '..' segments",
+		},
+		{
+			name:  "userdeployment secret key absolute",
+			obj:   newUserDeployment(func(u *userDeployment) { u.Spec.Secrets[0].RemoteRef.Key = "/users/bob/db" }),
+			field: "spec.secrets[0].remoteRef.key", msg: "key must be a relative path",
+		},
+		{
+			name:  "userdeployment secret property with dot-dot",
+			obj:   newUserDeployment(func(u *userDeployment) { u.Spec.Secrets[0].RemoteRef.Property = "a/../b" }),
+			field: "spec.secrets[0].remoteRef.property", msg: "property must not start with '/' or have empty, '.' or '..' segments",
+		},
+		{
 			name:  "userdeployment configFiles path relative",
 			obj:   newUserDeployment(func(u *userDeployment) { u.Spec.ConfigFiles[0].Path = relativePath }),
 			field: "spec.configFiles[0].path", msg: "should match",

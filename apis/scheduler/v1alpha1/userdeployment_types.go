@@ -161,17 +161,22 @@ type SecretReference struct {
 
 // RemoteSecretReference is the ExternalSecret remoteRef of one value.
 type RemoteSecretReference struct {
-	// Key of the secret in the store.
+	// Key of the secret in the store, relative to the user's prefix (the
+	// deployments manager's --secret-key-prefix, by default users/<userId>/):
+	// a path without a leading '/' and without empty, '.' or '..' segments.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=512
+	// +kubebuilder:validation:XValidation:rule="!self.matches('(^|/)[.]*(/|$)')",message="key must be a relative path without a leading '/' and without empty, '.' or '..' segments: it is resolved under the user's secret key prefix"
 	Key string `json:"key"`
 	// Property selects one field of a structured secret.
 	// +optional
 	// +kubebuilder:validation:MaxLength=256
+	// +kubebuilder:validation:XValidation:rule="!self.matches('(^|/)[.]*(/|$)')",message="property must not start with '/' or have empty, '.' or '..' segments"
 	Property string `json:"property,omitempty"`
 	// Version of the secret in the store; unset means the latest.
 	// +optional
 	// +kubebuilder:validation:MaxLength=256
+	// +kubebuilder:validation:XValidation:rule="!self.matches('(^|/)[.]*(/|$)')",message="version must not start with '/' or have empty, '.' or '..' segments"
 	Version string `json:"version,omitempty"`
 }
 

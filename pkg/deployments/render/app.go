@@ -21,6 +21,9 @@ type Options struct {
 	Domain string
 	// ClusterSecretStore is the ClusterSecretStore of ExternalSecrets.
 	ClusterSecretStore string
+	// SecretKeyPrefix is put before every remote secret key, with the
+	// user's id in place of {userId} (see CheckSecretKeyPrefix).
+	SecretKeyPrefix string
 	// IngressEntryPoint is the Traefik entry point of IngressRoutes.
 	IngressEntryPoint string
 	// CertResolver is the Traefik certificate resolver for TLS.

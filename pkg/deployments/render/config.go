@@ -2,6 +2,7 @@ package render
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"slices"
 
@@ -92,11 +93,21 @@ func ConfigHash(ud *v1alpha1.UserDeployment, svc v1alpha1.TemplateService) strin
 }
 
 // ExternalSecret syncs the requested secrets into one Secret, whose keys are
-// the environment variable names.
-func ExternalSecret(a *App, store string) Child {
+// the environment variable names. Each remote key is resolved under the
+// user's prefix (Options.SecretKeyPrefix); a prefix or a reference that
+// could leave it is an error wrapping ErrSecretKeyNotAllowed, and no
+// ExternalSecret is rendered.
+func ExternalSecret(a *App, o Options) (Child, error) {
+	if err := CheckSecretKeyPrefix(o.SecretKeyPrefix); err != nil {
+		return Child{}, fmt.Errorf("%w: secret key prefix: %w", ErrSecretKeyNotAllowed, err)
+	}
+	prefix := SecretKeyPrefix(o.SecretKeyPrefix, a.UD.Spec.UserID)
+	if err := CheckSecretRefs(a.UD.Spec.Secrets, prefix); err != nil {
+		return Child{}, err
+	}
 	data := make([]any, 0, len(a.UD.Spec.Secrets))
 	for _, s := range a.UD.Spec.Secrets {
-		ref := map[string]any{"key": s.RemoteRef.Key}
+		ref := map[string]any{"key": prefix + s.RemoteRef.Key}
 		if s.RemoteRef.Property != "" {
 			ref["property"] = s.RemoteRef.Property
 		}
@@ -108,10 +119,10 @@ func ExternalSecret(a *App, store string) Child {
 	name := SecretName(a.UD)
 	spec := map[string]any{
 		"refreshInterval": "1h",
-		"secretStoreRef":  map[string]any{"kind": "ClusterSecretStore", "name": store},
+		"secretStoreRef":  map[string]any{"kind": "ClusterSecretStore", "name": o.ClusterSecretStore},
 		"target":          map[string]any{"name": name, "creationPolicy": "Owner"},
 		"data":            data,
 	}
 	return Child{GVK: GVKExternalSecret, Namespace: a.Namespace, Name: name,
-		Object: newUnstructured(GVKExternalSecret, a.Namespace, name, AppLabels(a.UD), OwnerAnnotations(a.UD), spec)}
+		Object: newUnstructured(GVKExternalSecret, a.Namespace, name, AppLabels(a.UD), OwnerAnnotations(a.UD), spec)}, nil
 }

@@ -69,7 +69,7 @@ func webApp() *v1alpha1.DeploymentTemplate {
 }
 
 func opts() Options {
-	return Options{Domain: "apps.example.com", ClusterSecretStore: "vault", IngressEntryPoint: "websecure",
+	return Options{Domain: "apps.example.com", ClusterSecretStore: "vault", SecretKeyPrefix: DefaultSecretKeyPrefix, IngressEntryPoint: "websecure",
 		CertResolver: "letsencrypt", PublicIngressClass: "public", InternalIngressClass: "internal",
 		IngressControllerNamespace: "traefik", NetworkPolicies: true}
 }

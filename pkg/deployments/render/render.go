@@ -6,14 +6,19 @@ package render
 // (each service's configuration before its workload, workloads before
 // routes). A ServiceMonitor without its CRD is left out and a route without
 // the IngressRoute CRD is an Ingress; secrets without the ExternalSecret CRD
-// are an error because the pods would reference a Secret nobody creates.
+// are an error because the pods would reference a Secret nobody creates, and
+// so is a remote secret reference outside the user's prefix.
 func Children(a *App, o Options, caps Capabilities) ([]Child, error) {
 	var out []Child
 	if len(a.UD.Spec.Secrets) > 0 {
 		if !caps.ExternalSecret {
 			return nil, ErrNoExternalSecrets
 		}
-		out = append(out, ExternalSecret(a, o.ClusterSecretStore))
+		es, err := ExternalSecret(a, o)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, es)
 	}
 	for _, svc := range a.Services {
 		out = append(out, ConfigMaps(a, svc)...)

@@ -158,6 +158,8 @@ func TestChildren(t *testing.T) {
 				"PersistentVolumeClaim/shop-worker-data", "Deployment/shop-worker", "Deployment/shop-admin", "Service/shop-admin",
 				"Ingress/shop-web", "Ingress/shop-admin"}},
 		{name: "secrets without the CRD", ud: makeUD("hello").image("hello:2", 8080).secret("DB", "k").obj(), wantErr: ErrNoExternalSecrets},
+		{name: "secret key outside the user's prefix", ud: makeUD("hello").image("hello:2", 8080).secret("DB", "../bob/db").obj(), caps: all,
+			wantErr: ErrSecretKeyNotAllowed},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -146,3 +146,22 @@ func (c Config) Get(name string) (Tier, error) {
 	}
 	return t, nil
 }
+
+// Allowed returns nil when a deployment may ask for tier asked where at most
+// tier max is allowed: asked is max, or runs strictly fewer maxReplicas (the
+// rank of tiers). Otherwise the error says why.
+func (c Config) Allowed(asked, max string) error {
+	a, okA := c[asked]
+	m, okM := c[max]
+	switch {
+	case !okM:
+		return fmt.Errorf("the most generous tier allowed, %q, is unknown (known: %s)", max, strings.Join(c.Names(), ", "))
+	case asked == max:
+		return nil
+	case !okA:
+		return fmt.Errorf("unknown tier %q (known: %s)", asked, strings.Join(c.Names(), ", "))
+	case a.MaxReplicas < m.MaxReplicas:
+		return nil
+	}
+	return fmt.Errorf("tier %q is above %q, the most generous tier allowed", asked, max)
+}

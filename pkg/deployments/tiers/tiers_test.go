@@ -86,3 +86,27 @@ func TestDocExampleParses(t *testing.T) {
 	assert.Equal(t, Defaults()["free"].DefaultLimit, free.DefaultLimit)
 	assert.Equal(t, Defaults()["free"].Max, free.Max)
 }
+
+func TestAllowed(t *testing.T) {
+	c := Defaults()
+	for _, tc := range []struct {
+		asked, max, want string
+	}{
+		{"free", "free", ""},
+		{"free", "pro", ""},
+		{"pro", "pro", ""},
+		{"pro", "free", `tier "pro" is above "free", the most generous tier allowed`},
+		{"enterprise", "pro", `tier "enterprise" is above "pro", the most generous tier allowed`},
+		{"gold", "pro", `unknown tier "gold" (known: enterprise, free, pro)`},
+		{"free", "gold", `the most generous tier allowed, "gold", is unknown (known: enterprise, free, pro)`},
+	} {
+		t.Run(tc.asked+" under "+tc.max, func(t *testing.T) {
+			err := c.Allowed(tc.asked, tc.max)
+			if tc.want == "" {
+				assert.NoError(t, err)
+				return
+			}
+			assert.EqualError(t, err, tc.want)
+		})
+	}
+}

@@ -21,6 +21,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
+	"opsnorth.io/scheduler/pkg/labelkeys"
+	"opsnorth.io/scheduler/pkg/tenancy"
 	"opsnorth.io/scheduler/pkg/testkit"
 	"opsnorth.io/scheduler/pkg/webhook"
 )
@@ -91,6 +93,11 @@ func Run(t *testing.T, k Kind) {
 	blank := testkit.NewReceiver(t, testkit.OK)
 	k.Finish(t, "empty-secret", blank.URL+"/hook", &v1alpha1.SecretKeyReference{Name: "blank", Key: "token"})
 	signedBy := map[string]*testkit.Receiver{"late": late, "blank": blank}
+	// Created after the object, so the tasks manager's check before the
+	// Job finds nothing and the delivery's own check is what refuses it.
+	foreign := testkit.NewReceiver(t, testkit.OK)
+	k.Finish(t, "foreign-secret", foreign.URL+"/hook", &v1alpha1.SecretKeyReference{Name: "mallory", Key: "token"})
+	s.labelledSecret(t, "mallory", "token", "not-yours", map[string]string{labelkeys.User: "mallory"})
 	redirect := testkit.NewReceiver(t, testkit.Redirect("/elsewhere"))
 	k.Finish(t, "redirect", redirect.URL+"/hook", nil)
 	downURL, listen := closedPort(t)
@@ -154,6 +161,20 @@ func Run(t *testing.T, k Kind) {
 			assert.True(t, webhook.Verify([]byte("fixed-"+tc.secret), got[0].Body, got[0].Header.Get(webhook.HeaderSignature)))
 		})
 	}
+	t.Run("another user's secret", func(t *testing.T) {
+		o := s.wait(t, "foreign-secret", func(d *v1alpha1.WebhookDelivery) bool {
+			return d.Attempts >= 2 && strings.Contains(d.LastError, tenancy.ErrNotAllowed.Error())
+		})
+		assert.Contains(t, o.Webhook.LastError, "spec.webhookSecretRef: not allowed for this user: Secret "+k.Namespace()+
+			"/mallory is labelled neither scheduler.opsnorth.io/user=")
+		s.condition(t, o, metav1.ConditionFalse, "Retrying")
+		assert.Empty(t, foreign.Requests(), "never sent, signed or not")
+		s.secret(t, "mallory", "token", "shared-now")
+		s.wait(t, "foreign-secret", func(d *v1alpha1.WebhookDelivery) bool { return d.Delivered })
+		got := foreign.Requests()
+		require.Len(t, got, 1)
+		assert.True(t, webhook.Verify([]byte("shared-now"), got[0].Body, got[0].Header.Get(webhook.HeaderSignature)))
+	})
 	t.Run("redirect is not followed", func(t *testing.T) {
 		o := s.wait(t, "redirect", func(d *v1alpha1.WebhookDelivery) bool { return d.Attempts >= 2 })
 		assert.False(t, o.Webhook.Delivered)
@@ -201,10 +222,16 @@ func Run(t *testing.T, k Kind) {
 type suite struct{ k Kind }
 
 // secret creates or replaces a Secret holding key=value.
+// secret creates or replaces a signing Secret that every user may use.
 func (s *suite) secret(t *testing.T, name, key, value string) {
 	t.Helper()
+	s.labelledSecret(t, name, key, value, map[string]string{labelkeys.Shared: labelkeys.SharedValue})
+}
+
+func (s *suite) labelledSecret(t *testing.T, name, key, value string, labels map[string]string) {
+	t.Helper()
 	obj := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: s.k.Namespace()},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: s.k.Namespace(), Labels: labels},
 		Data:       map[string][]byte{key: []byte(value)},
 	}
 	secrets := s.k.Kube().CoreV1().Secrets(s.k.Namespace())

@@ -23,7 +23,9 @@ package v1alpha1
 //
 // RemoteSecretReference is the ExternalSecret remoteRef of one value.
 type RemoteSecretReferenceApplyConfiguration struct {
-	// Key of the secret in the store.
+	// Key of the secret in the store, relative to the user's prefix (the
+	// deployments manager's --secret-key-prefix, by default users/<userId>/):
+	// a path without a leading '/' and without empty, '.' or '..' segments.
 	Key *string `json:"key,omitempty"`
 	// Property selects one field of a structured secret.
 	Property *string `json:"property,omitempty"`

@@ -1,0 +1,296 @@
+package integration
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+
+	schedulerv1alpha1 "opsnorth.io/scheduler/apis/scheduler/v1alpha1"
+	"opsnorth.io/scheduler/generated/clientset/versioned"
+	"opsnorth.io/scheduler/pkg/labelkeys"
+	"opsnorth.io/scheduler/pkg/testenv"
+)
+
+// Identities of the policy tests: two tenants who hold RBAC on the
+// scheduler kinds in their own bound namespace only, the platform backend,
+// and the managers' ServiceAccounts as the packaging names them.
+const (
+	workflowsSA   = "system:serviceaccount:opsnorth-system:opsnorth-scheduler-workflows"
+	deploymentsSA = "system:serviceaccount:opsnorth-system:opsnorth-scheduler-deployments"
+)
+
+// TestTenantPolicies applies kustomize/base/policies, as every overlay ships
+// it, to the real API server and attacks it: each refusal names the field,
+// and nothing of the victim's is created or deleted.
+func TestTenantPolicies(t *testing.T) {
+	env := testenv.Require(t)
+	applyPolicies(t, env)
+	suffix := rand.String(5)
+	alice, bob, backend, probe := "alice-"+suffix, "bob-"+suffix, "backend-"+suffix, "probe-"+suffix
+	admin := kubernetes.NewForConfigOrDie(env.Config)
+	for user, labels := range map[string]map[string]string{alice: {labelkeys.Tenant: "alice"}, bob: {labelkeys.Tenant: "bob"},
+		backend: nil, probe: {labelkeys.Tenant: "alice"}} {
+		_, err := admin.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: user, Labels: labels}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+		grantSchedulerKinds(t, admin, user, user)
+	}
+	// Probes admitted before the policy took effect land in their own namespace.
+	waitPolicyActive(t, env, probe)
+	asAlice := newSchedulerClient(t, impersonate(env.Config, alice))
+	asBackend := newSchedulerClient(t, impersonate(env.Config, backend))
+	asWorkflows := newSchedulerClient(t, impersonate(env.Config, workflowsSA, "system:masters"))
+
+	bound := func(userID, ns string) string {
+		return `spec.userId: "` + userID + `" is not "alice", the user namespace ` + ns + ` is bound to (label scheduler.opsnorth.io/tenant)`
+	}
+	forged := "metadata: only the workflows manager may create an AgentTask owned by a Workflow or labelled scheduler.opsnorth.io/workflow"
+	stepOf := func(at *schedulerv1alpha1.AgentTask) *schedulerv1alpha1.AgentTask {
+		at.OwnerReferences = []metav1.OwnerReference{{APIVersion: "scheduler.opsnorth.io/v1alpha1", Kind: "Workflow", Name: "victim", UID: "0f6d3c1e-0000-4000-8000-000000000001"}}
+		return at
+	}
+	for _, tc := range []struct {
+		name   string
+		create func(ctx context.Context) error
+		denied string // empty: admitted
+	}{
+		{"a tenant's own userId in their bound namespace", func(ctx context.Context) error {
+			return create(ctx, asAlice, withUser(validImageUserDeployment(alice, "own"), "alice"))
+		}, ""},
+		{"userId spoofing: a UserDeployment as bob in alice's namespace", func(ctx context.Context) error {
+			return create(ctx, asAlice, withUser(validImageUserDeployment(alice, "spoof-ud"), "bob"))
+		}, bound("bob", alice)},
+		{"userId spoofing: an AgentTask as bob", func(ctx context.Context) error {
+			at := validAgentTask(alice, "spoof-at")
+			at.Spec.UserID = "bob"
+			_, err := asAlice.SchedulerV1alpha1().AgentTasks(alice).Create(ctx, at, metav1.CreateOptions{})
+			return err
+		}, bound("bob", alice)},
+		{"userId spoofing: a Workflow as bob", func(ctx context.Context) error {
+			wf := validWorkflow(alice, "spoof-wf")
+			wf.Spec.UserID = "bob"
+			_, err := asAlice.SchedulerV1alpha1().Workflows(alice).Create(ctx, wf, metav1.CreateOptions{})
+			return err
+		}, bound("bob", alice)},
+		{"userId spoofing by the backend in a bound namespace", func(ctx context.Context) error {
+			return create(ctx, newSchedulerClient(t, env.Config), withUser(validImageUserDeployment(alice, "admin-spoof"), "mallory"))
+		}, bound("mallory", alice)},
+		{"the backend acts for any user in its unbound namespace", func(ctx context.Context) error {
+			return create(ctx, asBackend, withUser(validImageUserDeployment(backend, "for-bob"), "bob"))
+		}, ""},
+		{"a forged step task (Workflow owner reference)", func(ctx context.Context) error {
+			_, err := asAlice.SchedulerV1alpha1().AgentTasks(alice).Create(ctx, stepOf(validAgentTask(alice, "forged-owner")), metav1.CreateOptions{})
+			return err
+		}, forged},
+		{"a forged step task (workflow label)", func(ctx context.Context) error {
+			at := validAgentTask(alice, "forged-label")
+			at.Labels = map[string]string{labelkeys.Workflow: "victim"}
+			_, err := asAlice.SchedulerV1alpha1().AgentTasks(alice).Create(ctx, at, metav1.CreateOptions{})
+			return err
+		}, forged},
+		{"the backend cannot forge a step task either", func(ctx context.Context) error {
+			_, err := asBackend.SchedulerV1alpha1().AgentTasks(backend).Create(ctx, stepOf(validAgentTask(backend, "forged-backend")), metav1.CreateOptions{})
+			return err
+		}, forged},
+		{"the workflows manager creates step tasks", func(ctx context.Context) error {
+			_, err := asWorkflows.SchedulerV1alpha1().AgentTasks(backend).Create(ctx, stepOf(validAgentTask(backend, "real-step")), metav1.CreateOptions{})
+			return err
+		}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.create(t.Context())
+			if tc.denied == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assert.True(t, apierrors.IsForbidden(err) || apierrors.IsInvalid(err), "refused: %v", err)
+			assert.Contains(t, err.Error(), tc.denied)
+		})
+	}
+	t.Run("nothing of the refused objects exists", func(t *testing.T) {
+		cs := newSchedulerClient(t, env.Config)
+		uds, err := cs.SchedulerV1alpha1().UserDeployments(alice).List(t.Context(), metav1.ListOptions{})
+		require.NoError(t, err)
+		require.Len(t, uds.Items, 1)
+		assert.Equal(t, "own", uds.Items[0].Name)
+		ats, err := cs.SchedulerV1alpha1().AgentTasks(alice).List(t.Context(), metav1.ListOptions{})
+		require.NoError(t, err)
+		assert.Empty(t, ats.Items)
+	})
+	t.Run("userId cannot be changed to another user's in a bound namespace", func(t *testing.T) {
+		ud, err := asAlice.SchedulerV1alpha1().UserDeployments(alice).Get(t.Context(), "own", metav1.GetOptions{})
+		require.NoError(t, err)
+		ud.Spec.UserID = "bob"
+		_, err = asAlice.SchedulerV1alpha1().UserDeployments(alice).Update(t.Context(), ud, metav1.UpdateOptions{})
+		require.Error(t, err)
+		ud.Labels = map[string]string{"touched": "yes"}
+		ud.Spec.UserID = "alice"
+		_, err = asAlice.SchedulerV1alpha1().UserDeployments(alice).Update(t.Context(), ud, metav1.UpdateOptions{})
+		require.NoError(t, err, "an update that keeps the userId passes (finalizers can be removed)")
+	})
+	t.Run("the deployments manager deletes only namespaces it created", func(t *testing.T) {
+		asDeployments := kubernetes.NewForConfigOrDie(impersonate(env.Config, deploymentsSA, "system:masters"))
+		err := asDeployments.CoreV1().Namespaces().Delete(t.Context(), bob, metav1.DeleteOptions{})
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "the deployments manager may delete only namespaces it created (annotation scheduler.opsnorth.io/created-by); "+bob+" is not one")
+		ns, err := admin.CoreV1().Namespaces().Get(t.Context(), bob, metav1.GetOptions{})
+		require.NoError(t, err)
+		assert.Nil(t, ns.DeletionTimestamp, "bob's namespace is untouched")
+
+		own := "user-" + suffix
+		_, err = admin.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: own,
+			Annotations: map[string]string{"scheduler.opsnorth.io/created-by": "opsnorth-scheduler-deployments"}}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+		require.NoError(t, asDeployments.CoreV1().Namespaces().Delete(t.Context(), own, metav1.DeleteOptions{}))
+		require.NoError(t, admin.CoreV1().Namespaces().Delete(t.Context(), bob, metav1.DeleteOptions{}), "anyone else's RBAC decides")
+	})
+}
+
+// applyPolicies creates the policies and their bindings, removed when the test ends.
+func applyPolicies(t *testing.T, env *testenv.Env) {
+	t.Helper()
+	dc := newDynamicClient(t, env.Config)
+	resources := map[string]string{"ValidatingAdmissionPolicy": "validatingadmissionpolicies",
+		"ValidatingAdmissionPolicyBinding": "validatingadmissionpolicybindings"}
+	for _, obj := range renderOverlay(t, filepath.Join(env.RepoRoot, "kustomize", "base", "policies")) {
+		require.Contains(t, resources, obj.GetKind())
+		rc := dc.Resource(admissionregistrationv1.SchemeGroupVersion.WithResource(resources[obj.GetKind()]))
+		_, err := rc.Create(t.Context(), obj, metav1.CreateOptions{})
+		require.NoError(t, err, "create %s %s", obj.GetKind(), obj.GetName())
+		name := obj.GetName()
+		t.Cleanup(func() { _ = rc.Delete(context.Background(), name, metav1.DeleteOptions{}) })
+	}
+}
+
+// waitPolicyActive waits until the tenant binding refuses a spoofed
+// userId in ns: policies take effect a moment after they are created.
+func waitPolicyActive(t *testing.T, env *testenv.Env, ns string) {
+	t.Helper()
+	cs := newSchedulerClient(t, env.Config)
+	require.Eventually(t, func() bool {
+		err := create(t.Context(), cs, withUser(validImageUserDeployment(ns, "probe-"+rand.String(4)), "probe"))
+		return apierrors.IsForbidden(err) || apierrors.IsInvalid(err)
+	}, time.Minute, 200*time.Millisecond, "the tenant binding policy never took effect")
+}
+
+func impersonate(cfg *rest.Config, user string, groups ...string) *rest.Config {
+	c := rest.CopyConfig(cfg)
+	c.Impersonate = rest.ImpersonationConfig{UserName: user, Groups: append([]string{"system:authenticated"}, groups...)}
+	return c
+}
+
+// grantSchedulerKinds lets user manage every scheduler kind in namespace.
+func grantSchedulerKinds(t *testing.T, c kubernetes.Interface, namespace, user string) {
+	t.Helper()
+	_, err := c.RbacV1().Roles(namespace).Create(t.Context(), &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "tenant"},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{"scheduler.opsnorth.io"}, Resources: []string{"userdeployments", "agenttasks", "workflows"},
+			Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}}}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	_, err = c.RbacV1().RoleBindings(namespace).Create(t.Context(), &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "tenant"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "tenant"},
+		Subjects: []rbacv1.Subject{{Kind: "User", APIGroup: "rbac.authorization.k8s.io", Name: user}}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+}
+
+func withUser(ud *schedulerv1alpha1.UserDeployment, userID string) *schedulerv1alpha1.UserDeployment {
+	ud.Spec.UserID = userID
+	ud.Spec.Replicas = ptr.To[int32](1)
+	return ud
+}
+
+func create(ctx context.Context, cs versioned.Interface, ud *schedulerv1alpha1.UserDeployment) error {
+	_, err := cs.SchedulerV1alpha1().UserDeployments(ud.Namespace).Create(ctx, ud, metav1.CreateOptions{})
+	return err
+}
+
+// TestManagerRBACReach installs the all-in-one overlay's RBAC for real and
+// asks the API server (SubjectAccessReview) what each manager's
+// ServiceAccount may do: its own kinds in its namespaces, nothing in others.
+func TestManagerRBACReach(t *testing.T) {
+	env := testenv.Require(t)
+	admin := kubernetes.NewForConfigOrDie(env.Config)
+	installRBAC(t, env, renderOverlay(t, filepath.Join(env.RepoRoot, "kustomize", "overlays", "all-in-one")))
+	sa := func(c string) string { return "system:serviceaccount:opsnorth-system:opsnorth-scheduler-" + c }
+	for _, tc := range []struct {
+		manager, verb, group, resource, subresource, namespace string
+		allowed                                                bool
+	}{
+		{"tasks", "create", "batch", "jobs", "", "agent-tasks", true},
+		{"tasks", "create", "batch", "jobs", "", "kube-system", false},
+		{"tasks", "get", "", "secrets", "", "agent-tasks", true},
+		{"tasks", "get", "", "secrets", "", "kube-system", false},
+		{"tasks", "list", "", "secrets", "", "", false},
+		{"tasks", "get", "", "serviceaccounts", "", "agent-tasks", true},
+		{"tasks", "update", "scheduler.opsnorth.io", "agenttasks", "finalizers", "agent-tasks", true},
+		{"tasks", "delete", "batch", "jobs", "", "agent-tasks", false},
+		{"tasks", "create", "", "pods", "", "agent-tasks", false},
+		{"workflows", "update", "scheduler.opsnorth.io", "workflows", "finalizers", "agent-tasks", true},
+		{"workflows", "create", "scheduler.opsnorth.io", "agenttasks", "", "agent-tasks", true},
+		{"workflows", "create", "batch", "jobs", "", "agent-tasks", false},
+		{"workflows", "get", "", "secrets", "", "kube-system", false},
+		{"deployments", "list", "", "secrets", "", "", false},
+		{"deployments", "get", "", "secrets", "", "user-alice", false},
+		{"deployments", "create", "", "pods", "", "user-alice", false},
+		{"deployments", "create", "rbac.authorization.k8s.io", "rolebindings", "", "user-alice", false},
+		{"deployments", "update", "scheduler.opsnorth.io", "userdeployments", "finalizers", "default", true},
+		// Allowed by RBAC; the namespace-deletion policy narrows it to namespaces the manager created.
+		{"deployments", "delete", "", "namespaces", "", "", true},
+	} {
+		name := tc.manager + " " + tc.verb + " " + tc.resource + "/" + tc.subresource + " in " + tc.namespace
+		t.Run(name, func(t *testing.T) {
+			review, err := admin.AuthorizationV1().SubjectAccessReviews().Create(t.Context(), &authorizationv1.SubjectAccessReview{
+				Spec: authorizationv1.SubjectAccessReviewSpec{
+					User:   sa(tc.manager),
+					Groups: []string{"system:serviceaccounts", "system:serviceaccounts:opsnorth-system", "system:authenticated"},
+					ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: tc.verb, Group: tc.group, Resource: tc.resource,
+						Subresource: tc.subresource, Namespace: tc.namespace},
+				},
+			}, metav1.CreateOptions{})
+			require.NoError(t, err)
+			assert.Equal(t, tc.allowed, review.Status.Allowed, "reason: %s", review.Status.Reason)
+		})
+	}
+}
+
+// installRBAC creates the namespaces, roles and bindings among objs.
+func installRBAC(t *testing.T, env *testenv.Env, objs []*unstructured.Unstructured) {
+	t.Helper()
+	dc := newDynamicClient(t, env.Config)
+	resources := map[string]schema.GroupVersionResource{
+		"Namespace":          corev1.SchemeGroupVersion.WithResource("namespaces"),
+		"ClusterRole":        rbacv1.SchemeGroupVersion.WithResource("clusterroles"),
+		"ClusterRoleBinding": rbacv1.SchemeGroupVersion.WithResource("clusterrolebindings"),
+		"Role":               rbacv1.SchemeGroupVersion.WithResource("roles"),
+		"RoleBinding":        rbacv1.SchemeGroupVersion.WithResource("rolebindings"),
+	}
+	for _, kind := range []string{"Namespace", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"} {
+		for _, obj := range objs {
+			if obj.GetKind() != kind {
+				continue
+			}
+			var rc dynamic.ResourceInterface = dc.Resource(resources[kind])
+			if obj.GetNamespace() != "" {
+				rc = dc.Resource(resources[kind]).Namespace(obj.GetNamespace())
+			}
+			_, err := rc.Apply(t.Context(), obj.GetName(), obj, metav1.ApplyOptions{FieldManager: "rbac-reach-test", Force: true})
+			require.NoError(t, err, "apply %s %s", kind, obj.GetName())
+		}
+	}
+}
