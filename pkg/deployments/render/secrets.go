@@ -113,11 +113,17 @@ func keyProblem(k string) (why string, escapes bool) {
 	return pathProblem(k)
 }
 
+// allowedKeyRune reports whether r may appear in a key: an ASCII letter or
+// digit, or one of allowedKeyChars.
+func allowedKeyRune(r rune) bool {
+	return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || strings.ContainsRune(allowedKeyChars, r)
+}
+
 // pathProblem checks the characters and the segments of a relative path:
 // a bad character, or a segment that is empty or dots only, which escapes.
 func pathProblem(p string) (why string, escapes bool) {
 	for _, r := range p {
-		if !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || strings.ContainsRune(allowedKeyChars, r)) {
+		if !allowedKeyRune(r) {
 			return fmt.Sprintf("character %q is refused (allowed: letters, digits and %q)", r, allowedKeyChars), false
 		}
 	}
