@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -22,7 +23,10 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/restmapper"
 	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/api/resource"
+	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/yaml"
 
 	"opsnorth.io/scheduler/pkg/testenv"
 )
@@ -57,12 +61,11 @@ func TestKustomizeOverlays(t *testing.T) {
 	}
 }
 
+// renderOverlay is kustomize build of dir, as unstructured objects.
 func renderOverlay(t *testing.T, dir string) []*unstructured.Unstructured {
 	t.Helper()
-	resMap, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
-	require.NoError(t, err, "kustomize build %s", dir)
 	var objs []*unstructured.Unstructured
-	for _, res := range resMap.Resources() {
+	for _, res := range renderResources(t, dir) {
 		m, err := res.Map()
 		require.NoError(t, err)
 		objs = append(objs, &unstructured.Unstructured{Object: m})
@@ -214,3 +217,53 @@ func find(objs []*unstructured.Unstructured, kind, name string) *unstructured.Un
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// renderResources is kustomize build of dir (renderOverlay keeps the
+// resources, for their YAML as kustomize prints it).
+func renderResources(t *testing.T, dir string) []*resource.Resource {
+	t.Helper()
+	resMap, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
+	require.NoError(t, err, "kustomize build %s", dir)
+	return resMap.Resources()
+}
+
+// withoutComponent writes a copy of the overlay's kustomization.yaml without
+// the named component into a temporary directory (its references rewritten
+// to lead back to the overlay's) and returns that directory.
+func withoutComponent(t *testing.T, overlay, component string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(overlay, "kustomization.yaml"))
+	require.NoError(t, err)
+	var k types.Kustomization
+	require.NoError(t, yaml.UnmarshalStrict(data, &k))
+	for _, p := range k.Patches {
+		require.Empty(t, p.Path, "patch files cannot be loaded from a copy of the overlay")
+	}
+	dir := t.TempDir()
+	// kustomize refuses absolute roots: point back at the overlay's
+	// references relatively from dir.
+	rel := func(paths []string) []string {
+		out := make([]string, 0, len(paths))
+		for _, p := range paths {
+			r, err := filepath.Rel(dir, filepath.Join(overlay, p))
+			require.NoError(t, err)
+			out = append(out, r)
+		}
+		return out
+	}
+	before := len(k.Components)
+	k.Components = slices.DeleteFunc(rel(k.Components), func(p string) bool { return filepath.Base(p) == component })
+	require.Len(t, k.Components, before-1, "overlay %s does not include component %s", overlay, component)
+	k.Resources = rel(k.Resources)
+	out, err := yaml.Marshal(&k)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "kustomization.yaml"), out, 0o600))
+	return dir
+}
+
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	root, err := testenv.RepoRoot()
+	require.NoError(t, err)
+	return root
+}

@@ -5,8 +5,6 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
-	"slices"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -18,11 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/api/resource"
-	"sigs.k8s.io/kustomize/api/types"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
-	"sigs.k8s.io/yaml"
 
 	"opsnorth.io/scheduler/pkg/testenv"
 )
@@ -315,150 +309,4 @@ func TestTaskNetworkPolicyApplies(t *testing.T) {
 		want.Ingress = nil // `ingress: []` and no ingress mean the same
 	}
 	assert.Equal(t, *want, got.Spec)
-}
-
-// egressAllowsIP reports whether the policy lets a selected pod send to addr
-// (on some port) through an ipBlock peer. Peers that select pods match pods,
-// not addresses, and are left out; a rule without peers allows every
-// address, and so does a policy that does not limit egress. Addresses keep
-// their family (net/netip): an IPv4-mapped IPv6 address is matched against
-// IPv6 blocks only.
-func egressAllowsIP(t *testing.T, np *networkingv1.NetworkPolicy, addr netip.Addr) bool {
-	t.Helper()
-	if !slices.Contains(np.Spec.PolicyTypes, networkingv1.PolicyTypeEgress) {
-		return true
-	}
-	for _, rule := range np.Spec.Egress {
-		if len(rule.To) == 0 {
-			return true
-		}
-		for _, peer := range rule.To {
-			if peer.IPBlock != nil && ipBlockAllows(t, *peer.IPBlock, addr) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-func ipBlockAllows(t *testing.T, block networkingv1.IPBlock, addr netip.Addr) bool {
-	t.Helper()
-	if !parsePrefix(t, block.CIDR).Contains(addr) {
-		return false
-	}
-	for _, e := range block.Except {
-		if parsePrefix(t, e).Contains(addr) {
-			return false
-		}
-	}
-	return true
-}
-
-func parsePrefix(t *testing.T, s string) netip.Prefix {
-	t.Helper()
-	p, err := netip.ParsePrefix(s)
-	require.NoError(t, err, "CIDR %q", s)
-	return p
-}
-
-func ipBlocks(np *networkingv1.NetworkPolicy) []networkingv1.IPBlock {
-	var out []networkingv1.IPBlock
-	for _, rule := range np.Spec.Egress {
-		for _, peer := range rule.To {
-			if peer.IPBlock != nil {
-				out = append(out, *peer.IPBlock)
-			}
-		}
-	}
-	return out
-}
-
-// taskNetworkPolicy is the policy the all-in-one overlay ships.
-func taskNetworkPolicy(t *testing.T) *networkingv1.NetworkPolicy {
-	t.Helper()
-	policies := networkPolicies(renderResources(t, filepath.Join(repoRoot(t), "kustomize", "overlays", "all-in-one")))
-	require.Len(t, policies, 1)
-	m, err := policies[0].Map()
-	require.NoError(t, err)
-	var np networkingv1.NetworkPolicy
-	require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(m, &np, true))
-	return &np
-}
-
-func networkPolicies(rs []*resource.Resource) []*resource.Resource {
-	var out []*resource.Resource
-	for _, r := range rs {
-		if r.GetKind() == "NetworkPolicy" {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
-// renderResources is kustomize build of dir (renderOverlay keeps the
-// resources, for their YAML as kustomize prints it).
-func renderResources(t *testing.T, dir string) []*resource.Resource {
-	t.Helper()
-	resMap, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
-	require.NoError(t, err, "kustomize build %s", dir)
-	return resMap.Resources()
-}
-
-// withoutComponent writes a copy of the overlay's kustomization.yaml without
-// the named component into a temporary directory (its references rewritten
-// to lead back to the overlay's) and returns that directory.
-func withoutComponent(t *testing.T, overlay, component string) string {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join(overlay, "kustomization.yaml"))
-	require.NoError(t, err)
-	var k types.Kustomization
-	require.NoError(t, yaml.UnmarshalStrict(data, &k))
-	for _, p := range k.Patches {
-		require.Empty(t, p.Path, "patch files cannot be loaded from a copy of the overlay")
-	}
-	dir := t.TempDir()
-	// kustomize refuses absolute roots: point back at the overlay's
-	// references relatively from dir.
-	rel := func(paths []string) []string {
-		out := make([]string, 0, len(paths))
-		for _, p := range paths {
-			r, err := filepath.Rel(dir, filepath.Join(overlay, p))
-			require.NoError(t, err)
-			out = append(out, r)
-		}
-		return out
-	}
-	before := len(k.Components)
-	k.Components = slices.DeleteFunc(rel(k.Components), func(p string) bool { return filepath.Base(p) == component })
-	require.Len(t, k.Components, before-1, "overlay %s does not include component %s", overlay, component)
-	k.Resources = rel(k.Resources)
-	out, err := yaml.Marshal(&k)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "kustomization.yaml"), out, 0o600))
-	return dir
-}
-
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	root, err := testenv.RepoRoot()
-	require.NoError(t, err)
-	return root
-}
-
-// warningRecorder keeps the warnings the apiserver sends back.
-type warningRecorder struct {
-	mu       sync.Mutex
-	warnings []string
-}
-
-func (w *warningRecorder) HandleWarningHeader(_ int, _ string, text string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.warnings = append(w.warnings, text)
-}
-
-func (w *warningRecorder) list() []string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return slices.Clone(w.warnings)
 }

@@ -106,9 +106,7 @@ var sampleCases = []sampleCase{
 
 func samplesDir(t *testing.T) string {
 	t.Helper()
-	root, err := testenv.RepoRoot()
-	require.NoError(t, err)
-	return filepath.Join(root, "manifests", "samples")
+	return filepath.Join(repoRoot(t), "manifests", "samples")
 }
 
 // TestSamplesKustomizationListsEverySample keeps kustomization.yaml, the
