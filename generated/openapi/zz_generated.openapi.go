@@ -18473,6 +18473,13 @@ func schema_scheduler_apis_scheduler_v1alpha1_Storage(ref common.ReferenceCallba
 							Format:      "",
 						},
 					},
+					"whenDeleted": {
+						SchemaProps: spec.SchemaProps{
+							Description: "WhenDeleted decides what happens to the volume claim when its app is deleted or stops using it, in the manner of a StatefulSet's persistentVolumeClaimRetentionPolicy: Retain (the default) keeps the claim, lists it in the app's status.retainedClaims and attaches it again if the app comes back; Delete deletes it with the app.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
 				},
 				Required: []string{"size", "mountPath"},
 			},
@@ -19003,6 +19010,25 @@ func schema_scheduler_apis_scheduler_v1alpha1_UserDeploymentStatus(ref common.Re
 							Description: "ReadyReplicas is the sum of ready pods over the app's Deployments.",
 							Type:        []string{"integer"},
 							Format:      "int32",
+						},
+					},
+					"retainedClaims": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "set",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "RetainedClaims are the app's volume claims kept (storage.whenDeleted: Retain) although no running service uses them; they are attached again when a service of the same name comes back.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
 						},
 					},
 					"lastReconcile": {

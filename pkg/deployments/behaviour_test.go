@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -218,31 +217,4 @@ func TestRestartCostsNoWrites(t *testing.T) {
 	second := startManager(t, env.Config, ns)
 	assertNoWrites(t, second, before)
 	assert.Equal(t, v1alpha1.PhaseReady, getUD(t, c, ns, "hello").Status.Phase)
-}
-
-func TestPreexistingNamespaceIsKept(t *testing.T) {
-	c := newClient(t)
-	ctx := context.Background()
-	ns := newNamespace(t, c)
-	startManager(t, testkit.ManagerConfig(t, testenv.Require(t), "deployments"), ns)
-	user := userID("kai")
-	userNS := "user-" + user
-	require.NoError(t, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: userNS, Labels: map[string]string{"team": "platform"}}}))
-
-	require.NoError(t, c.Create(ctx, rawUD(ns, "hello", user)))
-	waitPhase(t, c, ns, "hello", v1alpha1.PhaseProvisioning)
-	nsObj := waitObject(t, c, render.GVKNamespace, "", userNS, nil)
-	assert.Equal(t, "restricted", nsObj.GetLabels()["pod-security.kubernetes.io/enforce"])
-	assert.Empty(t, nsObj.GetAnnotations()[render.AnnotationCreatedNamespace], "the manager did not create it")
-
-	require.NoError(t, c.Delete(ctx, getUD(t, c, ns, "hello")))
-	require.Eventually(t, func() bool {
-		err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "hello"}, &v1alpha1.UserDeployment{})
-		return apierrors.IsNotFound(err)
-	}, wait, 200*time.Millisecond)
-	assert.Empty(t, managedObjects(t, c, user), "children, quota and limit range are gone; the namespace lost the manager's labels")
-	nsObj, err := getU(t, c, render.GVKNamespace, "", userNS)
-	require.NoError(t, err)
-	assert.Nil(t, nsObj.GetDeletionTimestamp(), "a namespace the manager did not create is kept")
-	assert.Equal(t, map[string]string{"team": "platform", "kubernetes.io/metadata.name": userNS}, nsObj.GetLabels())
 }

@@ -3,6 +3,7 @@ package deployments
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -11,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
@@ -34,6 +34,7 @@ func (r *Reconciler) deleteChildren(ctx context.Context, s *scope) (bool, error)
 		s.summarize(v1alpha1.PhaseDeleting, conditions.InProgress, ReasonDeleting, "removing every child")
 	}
 	deleted := 0
+	s.status.RetainedClaims = nil
 	for _, gvk := range render.AppKinds {
 		objs, err := r.liveList(ctx, gvk, s.status.Namespace, appChildSelector(s.ud))
 		if err != nil {
@@ -43,6 +44,10 @@ func (r *Reconciler) deleteChildren(ctx context.Context, s *scope) (bool, error)
 			// Terminating objects are on their way out: finalizers such as
 			// pvc-protection are the cluster's to resolve.
 			if o.Annotations[render.AnnotationUserDeployment] != render.Key(s.ud) || o.DeletionTimestamp != nil {
+				continue
+			}
+			if gvk == render.GVKPVC && render.Retained(o.Annotations) {
+				s.status.RetainedClaims = append(s.status.RetainedClaims, o.Name)
 				continue
 			}
 			if err := r.deleteObject(ctx, gvk, o.Namespace, o.Name); err != nil {
@@ -59,62 +64,18 @@ func (r *Reconciler) deleteChildren(ctx context.Context, s *scope) (bool, error)
 	return false, nil
 }
 
-// releaseNamespace removes the user's quota, limit range and, when the
-// manager created it, the namespace, once no active deployment of the user
-// remains. A namespace the manager did not create only loses its labels.
-func (r *Reconciler) releaseNamespace(ctx context.Context, s *scope) (bool, error) {
-	for _, other := range r.byIndex(indexUser, s.ud.Spec.UserID) {
-		if other.UID != s.ud.UID && !releasing(other) {
-			return false, nil
-		}
-	}
-	name := s.status.Namespace
-	userSel := labels.SelectorFromSet(labels.Set{labelkeys.User: s.ud.Spec.UserID, labelkeys.ManagedBy: labelkeys.ManagedByValue})
-	for _, gvk := range []schema.GroupVersionKind{render.GVKResourceQuota, render.GVKLimitRange} {
-		objs, err := r.liveList(ctx, gvk, name, userSel)
-		if err != nil {
-			return true, err
-		}
-		for _, o := range objs {
-			if o.DeletionTimestamp == nil {
-				if err := r.deleteObject(ctx, gvk, o.Namespace, o.Name); err != nil {
-					return true, err
-				}
-				s.wrote = true
-			}
-		}
-	}
-	var ns metav1.PartialObjectMetadata
-	ns.SetGroupVersionKind(render.GVKNamespace)
-	if err := r.apiReader.Get(ctx, client.ObjectKey{Name: name}, &ns); err != nil {
-		if apierrors.IsNotFound(err) {
-			return false, nil
-		}
-		return true, fmt.Errorf("get namespace %s: %w", name, err)
-	}
-	if ns.DeletionTimestamp != nil || ns.Labels[labelkeys.ManagedBy] != labelkeys.ManagedByValue {
-		return false, nil
-	}
-	if ns.Annotations[render.AnnotationCreatedNamespace] == "" {
-		// Not ours: give back the labels the manager applied.
-		if err := r.client.Apply(ctx, corev1ac.Namespace(name), client.FieldOwner(r.owner), client.ForceOwnership); err != nil {
-			return true, fmt.Errorf("release namespace %s: %w", name, err)
-		}
-		s.wrote = true
-		return false, nil
-	}
-	if err := r.deleteObject(ctx, render.GVKNamespace, "", name); err != nil {
-		return true, err
-	}
-	s.wrote = true
-	return false, nil
-}
-
 // markDeleted reports phase deleted.
 func (r *Reconciler) markDeleted(_ context.Context, s *scope) (bool, error) {
 	s.status.Ingresses = nil
 	s.status.ReadyReplicas = 0
-	s.summarize(v1alpha1.PhaseDeleted, conditions.Current, ReasonDeleted, "every child removed")
+	reason, msg := ReasonDeleted, "every child removed"
+	if n := len(s.status.RetainedClaims); n > 0 {
+		msg = fmt.Sprintf("every child removed but %d retained volume claims (%s)", n, strings.Join(s.status.RetainedClaims, ", "))
+	}
+	if s.kept != "" {
+		reason, msg = ReasonNamespaceKept, msg+"; "+s.kept
+	}
+	s.summarize(v1alpha1.PhaseDeleted, conditions.Current, reason, msg)
 	return false, nil
 }
 

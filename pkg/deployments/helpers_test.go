@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -188,4 +189,26 @@ func condition(ud *v1alpha1.UserDeployment, t string) string {
 		return ""
 	}
 	return fmt.Sprintf("%s/%s: %s", c.Status, c.Reason, c.Message)
+}
+
+// waitEvent waits for an Event of the deployments manager about the
+// deployment name with reason and a note containing text, and returns the note.
+func waitEvent(t *testing.T, c client.Client, ns, name, reason, text string) string {
+	t.Helper()
+	var note string
+	require.Eventually(t, func() bool {
+		var evs eventsv1.EventList
+		if c.List(context.Background(), &evs, client.InNamespace(ns)) != nil {
+			return false
+		}
+		for _, e := range evs.Items {
+			if e.Regarding.Name == name && e.Reason == reason && strings.Contains(e.Note, text) &&
+				e.ReportingController == "opsnorth-scheduler-deployments" {
+				note = e.Note
+				return true
+			}
+		}
+		return false
+	}, wait, 200*time.Millisecond, "event %s about %s/%s naming %q", reason, ns, name, text)
+	return note
 }

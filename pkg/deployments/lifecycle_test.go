@@ -217,13 +217,47 @@ func TestTemplateLifecycle(t *testing.T) {
 		waitObject(t, c, render.GVKPVC, userNS, "shop-worker-data", nil)
 	})
 
-	t.Run("desiredState deleted removes every child", func(t *testing.T) {
+	t.Run("desiredState deleted keeps the retained claim and with it the namespace", func(t *testing.T) {
 		cur := getUD(t, c, ns, "shop")
 		cur.Spec.DesiredState = v1alpha1.DesiredDeleted
 		require.NoError(t, c.Update(ctx, cur))
 		got := waitPhase(t, c, ns, "shop", v1alpha1.PhaseDeleted)
 		assert.Empty(t, got.Status.Ingresses)
 		assert.Zero(t, got.Status.ReadyReplicas)
+		assert.Equal(t, []string{"shop-worker-data"}, got.Status.RetainedClaims)
+		assert.Equal(t, "True/NamespaceKept: every child removed but 1 retained volume claims (shop-worker-data); namespace "+userNS+
+			" kept: it holds retained volume claims (storage.whenDeleted: Retain): shop-worker-data", condition(got, v1alpha1.ConditionReady))
+		assert.Equal(t, []string{"LimitRange/opsnorth-tier", "Namespace/" + userNS, "PersistentVolumeClaim/shop-worker-data",
+			"ResourceQuota/opsnorth-inventory", "ResourceQuota/opsnorth-tier"}, managedObjects(t, c, user))
+		waitEvent(t, c, ns, "shop", "NamespaceKept", "shop-worker-data")
+	})
+
+	t.Run("coming back attaches the retained claim again", func(t *testing.T) {
+		pvc := waitObject(t, c, render.GVKPVC, userNS, "shop-worker-data", nil)
+		cur := getUD(t, c, ns, "shop")
+		cur.Spec.DesiredState = v1alpha1.DesiredRunning
+		require.NoError(t, c.Update(ctx, cur))
+		waitPhase(t, c, ns, "shop", v1alpha1.PhaseProvisioning)
+		waitEvent(t, c, ns, "shop", "ClaimReattached", "shop-worker-data")
+		again := waitObject(t, c, render.GVKPVC, userNS, "shop-worker-data", nil)
+		assert.Equal(t, pvc.GetUID(), again.GetUID(), "the same claim, with its data")
+		assert.Empty(t, getUD(t, c, ns, "shop").Status.RetainedClaims)
+	})
+
+	t.Run("whenDeleted Delete removes every child and the namespace", func(t *testing.T) {
+		tmpl := &v1alpha1.DeploymentTemplate{}
+		require.NoError(t, c.Get(ctx, client.ObjectKey{Name: tmplName}, tmpl))
+		tmpl.Spec.Services[1].Storage.WhenDeleted = v1alpha1.ClaimDelete
+		require.NoError(t, c.Update(ctx, tmpl))
+		waitObject(t, c, render.GVKPVC, userNS, "shop-worker-data", func(u *unstructured.Unstructured) bool {
+			return u.GetAnnotations()[render.AnnotationWhenDeleted] == "Delete"
+		})
+		cur := getUD(t, c, ns, "shop")
+		cur.Spec.DesiredState = v1alpha1.DesiredDeleted
+		require.NoError(t, c.Update(ctx, cur))
+		got := waitPhase(t, c, ns, "shop", v1alpha1.PhaseDeleted)
+		assert.Empty(t, got.Status.RetainedClaims)
+		assert.Equal(t, "True/Deleted: every child removed", condition(got, v1alpha1.ConditionReady))
 		assert.Empty(t, managedObjects(t, c, user))
 		nsObj, err := getU(t, c, render.GVKNamespace, "", userNS)
 		require.NoError(t, err)

@@ -10,12 +10,10 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 	"opsnorth.io/scheduler/pkg/conditions"
 	"opsnorth.io/scheduler/pkg/deployments/render"
-	"opsnorth.io/scheduler/pkg/deployments/tiers"
 	"opsnorth.io/scheduler/pkg/labelkeys"
 	"opsnorth.io/scheduler/pkg/tenancy"
 )
@@ -168,64 +166,6 @@ func older(a, b *v1alpha1.UserDeployment) bool {
 	return render.Key(a) < render.Key(b)
 }
 
-// ensureNamespace creates or updates the user namespace, its quota and its
-// limit range. The quota follows the most generous tier among the user's
-// active deployments, so several deployments never fight over it.
-func (r *Reconciler) ensureNamespace(ctx context.Context, s *scope) (bool, error) {
-	name := s.status.Namespace
-	live, err := r.reader.get(render.GVKNamespace, "", name)
-	if err != nil {
-		return true, err
-	}
-	created := true
-	if live == nil {
-		var ns metav1.PartialObjectMetadata
-		ns.SetGroupVersionKind(render.GVKNamespace)
-		err := r.apiReader.Get(ctx, client.ObjectKey{Name: name}, &ns)
-		switch {
-		case err == nil:
-			created = ns.Annotations[render.AnnotationCreatedNamespace] != ""
-			if ns.DeletionTimestamp != nil {
-				return true, &waitingError{what: "the terminating namespace " + name}
-			}
-		case !apierrors.IsNotFound(err):
-			return true, fmt.Errorf("get namespace %s: %w", name, err)
-		}
-	} else {
-		created = live.GetAnnotations()[render.AnnotationCreatedNamespace] != ""
-		if live.GetDeletionTimestamp() != nil {
-			return true, &waitingError{what: "the terminating namespace " + name}
-		}
-	}
-	tierName, tier := r.userTier(s.ud)
-	for _, c := range []render.Child{
-		render.Namespace(name, s.ud.Spec.UserID, created),
-		render.Quota(name, s.ud.Spec.UserID, tierName, tier),
-		render.LimitRange(name, s.ud.Spec.UserID, tierName, tier),
-	} {
-		wrote, err := r.apply.apply(ctx, c, "")
-		if err != nil {
-			return true, err
-		}
-		s.wrote = s.wrote || wrote
-	}
-	return false, nil
-}
-
-func (r *Reconciler) userTier(ud *v1alpha1.UserDeployment) (string, tiers.Tier) {
-	best, bestTier := ud.Spec.Tier, r.cfg.Tiers[ud.Spec.Tier]
-	for _, other := range r.byIndex(indexUser, ud.Spec.UserID) {
-		t, ok := r.cfg.Tiers[other.Spec.Tier]
-		if !ok || releasing(other) {
-			continue
-		}
-		if t.MaxReplicas > bestTier.MaxReplicas || (t.MaxReplicas == bestTier.MaxReplicas && other.Spec.Tier < best) {
-			best, bestTier = other.Spec.Tier, t
-		}
-	}
-	return best, bestTier
-}
-
 // applyChildren applies every desired child that is not already in place.
 func (r *Reconciler) applyChildren(ctx context.Context, s *scope) (bool, error) {
 	children, err := render.Children(s.app, r.cfg.Options, r.caps)
@@ -236,6 +176,9 @@ func (r *Reconciler) applyChildren(ctx context.Context, s *scope) (bool, error) 
 		return true, stalled(ReasonInvalidSpec, err.Error())
 	}
 	for _, c := range children {
+		if err := r.noteReattached(s, c); err != nil {
+			return true, err
+		}
 		wrote, err := r.apply.apply(ctx, c, render.Key(s.ud))
 		if err != nil {
 			return true, err
@@ -246,12 +189,28 @@ func (r *Reconciler) applyChildren(ctx context.Context, s *scope) (bool, error) 
 	return false, nil
 }
 
+// noteReattached tells the user when a retained volume claim is in use
+// again: one the status lists, or one left by an earlier app of this name.
+func (r *Reconciler) noteReattached(s *scope, c render.Child) error {
+	if c.GVK != render.GVKPVC || (s.ud.Status.Phase != "" && !slices.Contains(s.ud.Status.RetainedClaims, c.Name)) {
+		return nil
+	}
+	live, err := r.reader.get(c.GVK, c.Namespace, c.Name)
+	if err != nil || live == nil || live.GetAnnotations()[render.AnnotationUserDeployment] != render.Key(s.ud) {
+		return err
+	}
+	r.recorder.Eventf(s.ud, nil, "Normal", ReasonClaimReattached, "Reconcile",
+		"volume claim %s, retained with its data, is attached again", c.Name)
+	return nil
+}
+
 // pruneChildren deletes this deployment's children that are no longer desired.
 func (r *Reconciler) pruneChildren(ctx context.Context, s *scope) (bool, error) {
 	keep := map[string]bool{}
 	for _, c := range s.desired {
 		keep[c.GVK.Kind+"/"+c.Name] = true
 	}
+	s.status.RetainedClaims = nil
 	for _, gvk := range r.appKinds() {
 		objs, err := r.reader.list(gvk, s.status.Namespace, appChildSelector(s.ud))
 		if err != nil {
@@ -259,6 +218,10 @@ func (r *Reconciler) pruneChildren(ctx context.Context, s *scope) (bool, error) 
 		}
 		for _, o := range objs {
 			if keep[gvk.Kind+"/"+o.GetName()] || o.GetAnnotations()[render.AnnotationUserDeployment] != render.Key(s.ud) {
+				continue
+			}
+			if gvk == render.GVKPVC && render.Retained(o.GetAnnotations()) {
+				s.status.RetainedClaims = append(s.status.RetainedClaims, o.GetName())
 				continue
 			}
 			if err := r.deleteObject(ctx, gvk, o.GetNamespace(), o.GetName()); err != nil {

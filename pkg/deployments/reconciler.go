@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -40,8 +41,11 @@ type Reconciler struct {
 	udInformers []toolscache.SharedIndexInformer
 	templates   schedlisters.DeploymentTemplateLister
 	recorder    events.EventRecorder
-	owner       string
-	now         func() time.Time
+	// settling holds, by namespace, when a release first counted objects
+	// of others in it (see countForeign).
+	settling sync.Map
+	owner    string
+	now      func() time.Time
 }
 
 // scope is one reconcile's working state.
@@ -58,6 +62,8 @@ type scope struct {
 	failed string
 	// gone is set once the finalizer was removed: no status to write.
 	gone bool
+	// kept says why the user namespace was kept on release, if it was.
+	kept string
 	// requeue is when to look again although nothing changes: a phase that
 	// waits on something no watch reports sets it.
 	requeue time.Duration

@@ -50,6 +50,9 @@ const (
 	ReasonStopped              = "Stopped"
 	ReasonDeleting             = "Deleting"
 	ReasonDeleted              = "Deleted"
+	ReasonNamespaceNotOwned    = "NamespaceNotOwned"
+	ReasonNamespaceKept        = "NamespaceKept"
+	ReasonClaimReattached      = "ClaimReattached"
 )
 
 // stalledError is an input problem no retry can fix; a spec or template
@@ -171,6 +174,7 @@ func statusApply(st *v1alpha1.UserDeploymentStatus) *schedacv1alpha1.UserDeploym
 	if st.LastReconcile != nil {
 		ac.WithLastReconcile(*st.LastReconcile)
 	}
+	ac.WithRetainedClaims(st.RetainedClaims...)
 	for _, i := range st.Ingresses {
 		ac.WithIngresses(schedacv1alpha1.IngressStatus().WithService(i.Service).WithHost(i.Host).
 			WithURL(i.URL).WithVisibility(i.Visibility))

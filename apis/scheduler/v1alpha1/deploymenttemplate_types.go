@@ -131,7 +131,27 @@ type Storage struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=253
 	StorageClassName *string `json:"storageClassName,omitempty"`
+	// WhenDeleted decides what happens to the volume claim when its app is
+	// deleted or stops using it, in the manner of a StatefulSet's
+	// persistentVolumeClaimRetentionPolicy: Retain (the default) keeps the
+	// claim, lists it in the app's status.retainedClaims and attaches it
+	// again if the app comes back; Delete deletes it with the app.
+	// +optional
+	// +kubebuilder:default=Retain
+	// +kubebuilder:validation:Enum=Retain;Delete
+	WhenDeleted ClaimRetention `json:"whenDeleted,omitempty"`
 }
+
+// ClaimRetention is what happens to a volume claim its app no longer uses.
+type ClaimRetention string
+
+const (
+	// ClaimRetain keeps the claim and its data.
+	ClaimRetain ClaimRetention = "Retain"
+	// ClaimDelete deletes the claim, and with it (per its StorageClass's
+	// reclaim policy) the data.
+	ClaimDelete ClaimRetention = "Delete"
+)
 
 // MetricsEndpoint is where a service serves Prometheus metrics.
 type MetricsEndpoint struct {

@@ -231,6 +231,12 @@ type UserDeploymentStatus struct {
 	// ReadyReplicas is the sum of ready pods over the app's Deployments.
 	// +optional
 	ReadyReplicas int32 `json:"readyReplicas,omitempty"`
+	// RetainedClaims are the app's volume claims kept (storage.whenDeleted:
+	// Retain) although no running service uses them; they are attached
+	// again when a service of the same name comes back.
+	// +optional
+	// +listType=set
+	RetainedClaims []string `json:"retainedClaims,omitempty"`
 	// LastReconcile is when the manager last changed the app's children.
 	// +optional
 	LastReconcile *metav1.Time `json:"lastReconcile,omitempty"`

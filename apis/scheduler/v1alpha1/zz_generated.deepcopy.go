@@ -853,6 +853,11 @@ func (in *UserDeploymentStatus) DeepCopyInto(out *UserDeploymentStatus) {
 		*out = make([]IngressStatus, len(*in))
 		copy(*out, *in)
 	}
+	if in.RetainedClaims != nil {
+		in, out := &in.RetainedClaims, &out.RetainedClaims
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	if in.LastReconcile != nil {
 		in, out := &in.LastReconcile, &out.LastReconcile
 		*out = (*in).DeepCopy()

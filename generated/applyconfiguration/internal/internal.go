@@ -666,6 +666,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: storageClassName
       type:
         scalar: string
+    - name: whenDeleted
+      type:
+        scalar: string
 - name: io.opsnorth.scheduler.apis.scheduler.v1alpha1.TemplateService
   map:
     fields:
@@ -863,6 +866,12 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: readyReplicas
       type:
         scalar: numeric
+    - name: retainedClaims
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: associative
 - name: io.opsnorth.scheduler.apis.scheduler.v1alpha1.WebhookDelivery
   map:
     fields:

@@ -1,25 +1,145 @@
 package render
 
 import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 
 	"opsnorth.io/scheduler/pkg/deployments/tiers"
+	"opsnorth.io/scheduler/pkg/labelkeys"
 )
 
 // PodSecurityEnforce is the Pod Security admission label of user namespaces.
 const PodSecurityEnforce = "pod-security.kubernetes.io/enforce"
 
-// Namespace is the user namespace; created marks it as made by the manager.
-func Namespace(name, userID string, created bool) Child {
+// AnnotationRestore on a user namespace the manager did not create records
+// the values its labels had before the manager changed them (RestoreRecord).
+const AnnotationRestore = labelkeys.Prefix + "restore-labels"
+
+// NamespaceLabels are the labels the manager sets on a user namespace.
+func NamespaceLabels(userID string) map[string]string {
 	l := UserLabels(userID)
 	l[PodSecurityEnforce] = "restricted"
 	l["pod-security.kubernetes.io/enforce-version"] = "latest"
-	ac := corev1ac.Namespace(name).WithLabels(l)
-	if created {
+	return l
+}
+
+// Namespace is the user namespace. created marks it as made by the manager;
+// restore, on a namespace it did not create, is its RestoreRecord.
+func Namespace(name, userID string, created bool, restore string) Child {
+	ac := corev1ac.Namespace(name).WithLabels(NamespaceLabels(userID))
+	switch {
+	case created:
 		ac.WithAnnotations(map[string]string{AnnotationCreatedNamespace: "opsnorth-scheduler-deployments"})
+	case restore != "":
+		ac.WithAnnotations(map[string]string{AnnotationRestore: restore})
 	}
 	return Child{GVK: GVKNamespace, Name: name, Object: ac}
+}
+
+// Adoption decides whether the manager may provision into an existing
+// namespace, from its labels and annotations: one it created for the same
+// user, or one the platform bound to that user. For a bound namespace it
+// returns the restore record: the one already there, or a new one of the
+// labels as they are now. Any other namespace is refused, never adopted.
+func Adoption(name, userID string, labels, annotations map[string]string) (created bool, restore string, err error) {
+	if annotations[AnnotationCreatedNamespace] != "" {
+		if owner := labels[labelkeys.User]; owner != "" && owner != userID {
+			return false, "", fmt.Errorf("namespace %s was created by the manager for user %q, not %q", name, owner, userID)
+		}
+		return true, "", nil
+	}
+	switch tenant := labels[labelkeys.Tenant]; tenant {
+	case userID:
+		if r := annotations[AnnotationRestore]; r != "" {
+			return false, r, nil
+		}
+		r, err := RestoreRecord(labels, userID)
+		return false, r, err
+	case "":
+		return false, "", fmt.Errorf("namespace %s exists and was not created by the manager; it is used only when bound to user %q (label %s=%s) or once it is deleted",
+			name, userID, labelkeys.Tenant, userID)
+	default:
+		return false, "", fmt.Errorf("namespace %s is bound to user %q (label %s), not %q", name, tenant, labelkeys.Tenant, userID)
+	}
+}
+
+// RestoreRecord is the JSON of the values the namespace's labels had before
+// the manager set NamespaceLabels: a value, or null where it was absent.
+func RestoreRecord(labels map[string]string, userID string) (string, error) {
+	rec := map[string]*string{}
+	for k := range NamespaceLabels(userID) {
+		if v, ok := labels[k]; ok {
+			rec[k] = &v
+		} else {
+			rec[k] = nil
+		}
+	}
+	data, err := json.Marshal(rec) // sorted keys: the same record every time.
+	if err != nil {
+		return "", fmt.Errorf("encode restore record: %w", err)
+	}
+	return string(data), nil
+}
+
+// RestorePatch is the JSON merge patch that gives a namespace back the
+// labels of its restore record and drops the manager's annotations.
+func RestorePatch(record string) ([]byte, error) {
+	var rec map[string]*string
+	if err := json.Unmarshal([]byte(record), &rec); err != nil {
+		return nil, fmt.Errorf("annotation %s: %w", AnnotationRestore, err)
+	}
+	patch := map[string]any{"metadata": map[string]any{
+		"labels":      rec,
+		"annotations": map[string]any{AnnotationRestore: nil, AnnotationAppliedHash: nil},
+	}}
+	return json.Marshal(patch)
+}
+
+// InventoryName names the quota that counts, in a namespace the manager
+// created, the objects of kinds it may not read (InventoryCounts).
+const InventoryName = "opsnorth-inventory"
+
+// InventoryCounts are the object counts the inventory quota keeps, with the
+// kind each counts and how many of them the cluster itself leaves in every
+// namespace (the default ServiceAccount). The manager reads no Secret: the
+// API server's quota admission counts them.
+var InventoryCounts = map[corev1.ResourceName]InventoryCount{
+	"count/secrets":                                {Kind: "Secret"},
+	"count/serviceaccounts":                        {Kind: "ServiceAccount", Baseline: 1},
+	"count/statefulsets.apps":                      {Kind: "StatefulSet"},
+	"count/daemonsets.apps":                        {Kind: "DaemonSet"},
+	"count/jobs.batch":                             {Kind: "Job"},
+	"count/cronjobs.batch":                         {Kind: "CronJob"},
+	"count/roles.rbac.authorization.k8s.io":        {Kind: "Role"},
+	"count/rolebindings.rbac.authorization.k8s.io": {Kind: "RoleBinding"},
+}
+
+// InventoryCount is one kind the inventory quota counts.
+type InventoryCount struct {
+	Kind string
+	// Baseline is how many the cluster creates by itself.
+	Baseline int64
+}
+
+// inventoryCeiling is the inventory quota's hard count of every kind: it
+// counts, it does not limit.
+var inventoryCeiling = resource.MustParse("1000000")
+
+// Inventory is the counting quota of a namespace the manager created.
+func Inventory(namespace, userID string) Child {
+	hard := corev1.ResourceList{}
+	for _, name := range slices.Sorted(maps.Keys(InventoryCounts)) {
+		hard[name] = inventoryCeiling
+	}
+	ac := corev1ac.ResourceQuota(InventoryName, namespace).WithLabels(UserLabels(userID)).
+		WithSpec(corev1ac.ResourceQuotaSpec().WithHard(hard))
+	return Child{GVK: GVKResourceQuota, Namespace: namespace, Name: InventoryName, Object: ac}
 }
 
 // UserChildName names the per-user quota and limit range.

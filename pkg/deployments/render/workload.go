@@ -14,6 +14,7 @@ import (
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
+	"opsnorth.io/scheduler/pkg/labelkeys"
 )
 
 const (
@@ -187,9 +188,30 @@ func PVC(a *App, svc v1alpha1.TemplateService) (Child, bool) {
 		spec.WithStorageClassName(*svc.Storage.StorageClassName)
 	}
 	name := PVCName(a.UD, svc.Name)
+	ann := OwnerAnnotations(a.UD)
+	ann[AnnotationWhenDeleted] = string(ClaimPolicy(svc.Storage))
 	return Child{GVK: GVKPVC, Namespace: a.Namespace, Name: name,
 		Object: corev1ac.PersistentVolumeClaim(name, a.Namespace).WithLabels(ServiceLabels(a.UD, svc.Name)).
-			WithAnnotations(OwnerAnnotations(a.UD)).WithSpec(spec)}, true
+			WithAnnotations(ann).WithSpec(spec)}, true
+}
+
+// AnnotationWhenDeleted on a volume claim is its storage.whenDeleted, so
+// the manager knows it when the app (and with it the template) is gone.
+const AnnotationWhenDeleted = labelkeys.Prefix + "when-deleted"
+
+// ClaimPolicy is the storage's retention policy, Retain when unset.
+func ClaimPolicy(st *v1alpha1.Storage) v1alpha1.ClaimRetention {
+	if st == nil || st.WhenDeleted == "" {
+		return v1alpha1.ClaimRetain
+	}
+	return st.WhenDeleted
+}
+
+// Retained reports whether a claim with these annotations is kept when its
+// app no longer uses it: anything but an explicit Delete, so claims made
+// before the policy existed are kept too.
+func Retained(annotations map[string]string) bool {
+	return annotations[AnnotationWhenDeleted] != string(v1alpha1.ClaimDelete)
 }
 
 // HPA scales a service on CPU when autoscaling is set and the app runs.

@@ -103,10 +103,14 @@ func TestServiceAndPVC(t *testing.T) {
 }
 
 func TestNamespaceQuotaLimitRange(t *testing.T) {
-	ns := Namespace("user-alice", "alice", true)
+	ns := Namespace("user-alice", "alice", true, "")
 	assert.Equal(t, "restricted", field(t, ns, "metadata", "labels").(map[string]any)[PodSecurityEnforce])
 	assert.Equal(t, "opsnorth-scheduler-deployments", field(t, ns, "metadata", "annotations").(map[string]any)[AnnotationCreatedNamespace])
-	assert.Nil(t, field(t, Namespace("user-alice", "alice", false), "metadata", "annotations"))
+	assert.Nil(t, field(t, Namespace("user-alice", "alice", false, ""), "metadata", "annotations"))
+	assert.Equal(t, map[string]any{AnnotationRestore: "{}"}, field(t, Namespace("user-alice", "alice", false, "{}"), "metadata", "annotations"))
+	inv := field(t, Inventory("user-alice", "alice"), "spec", "hard").(map[string]any)
+	assert.Len(t, inv, len(InventoryCounts))
+	assert.Equal(t, "1M", inv["count/secrets"])
 
 	free := tiers.Defaults()["free"]
 	q := Quota("user-alice", "alice", "free", free)

@@ -20,6 +20,7 @@ package v1alpha1
 
 import (
 	resource "k8s.io/apimachinery/pkg/api/resource"
+	schedulerv1alpha1 "opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 )
 
 // StorageApplyConfiguration represents a declarative configuration of the Storage type for use
@@ -33,6 +34,12 @@ type StorageApplyConfiguration struct {
 	MountPath *string `json:"mountPath,omitempty"`
 	// StorageClassName selects the StorageClass; unset uses the cluster default.
 	StorageClassName *string `json:"storageClassName,omitempty"`
+	// WhenDeleted decides what happens to the volume claim when its app is
+	// deleted or stops using it, in the manner of a StatefulSet's
+	// persistentVolumeClaimRetentionPolicy: Retain (the default) keeps the
+	// claim, lists it in the app's status.retainedClaims and attaches it
+	// again if the app comes back; Delete deletes it with the app.
+	WhenDeleted *schedulerv1alpha1.ClaimRetention `json:"whenDeleted,omitempty"`
 }
 
 // StorageApplyConfiguration constructs a declarative configuration of the Storage type for use with
@@ -62,5 +69,13 @@ func (b *StorageApplyConfiguration) WithMountPath(value string) *StorageApplyCon
 // If called multiple times, the StorageClassName field is set to the value of the last call.
 func (b *StorageApplyConfiguration) WithStorageClassName(value string) *StorageApplyConfiguration {
 	b.StorageClassName = &value
+	return b
+}
+
+// WithWhenDeleted sets the WhenDeleted field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the WhenDeleted field is set to the value of the last call.
+func (b *StorageApplyConfiguration) WithWhenDeleted(value schedulerv1alpha1.ClaimRetention) *StorageApplyConfiguration {
+	b.WhenDeleted = &value
 	return b
 }

@@ -39,6 +39,10 @@ type UserDeploymentStatusApplyConfiguration struct {
 	Namespace *string `json:"namespace,omitempty"`
 	// ReadyReplicas is the sum of ready pods over the app's Deployments.
 	ReadyReplicas *int32 `json:"readyReplicas,omitempty"`
+	// RetainedClaims are the app's volume claims kept (storage.whenDeleted:
+	// Retain) although no running service uses them; they are attached
+	// again when a service of the same name comes back.
+	RetainedClaims []string `json:"retainedClaims,omitempty"`
 	// LastReconcile is when the manager last changed the app's children.
 	LastReconcile *v1.Time `json:"lastReconcile,omitempty"`
 	// ObservedGeneration is the generation of the spec this status describes.
@@ -96,6 +100,16 @@ func (b *UserDeploymentStatusApplyConfiguration) WithNamespace(value string) *Us
 // If called multiple times, the ReadyReplicas field is set to the value of the last call.
 func (b *UserDeploymentStatusApplyConfiguration) WithReadyReplicas(value int32) *UserDeploymentStatusApplyConfiguration {
 	b.ReadyReplicas = &value
+	return b
+}
+
+// WithRetainedClaims adds the given value to the RetainedClaims field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the RetainedClaims field.
+func (b *UserDeploymentStatusApplyConfiguration) WithRetainedClaims(values ...string) *UserDeploymentStatusApplyConfiguration {
+	for i := range values {
+		b.RetainedClaims = append(b.RetainedClaims, values[i])
+	}
 	return b
 }
 
