@@ -64,7 +64,7 @@ users: [{name: test, user: {}}]
 		return manager.Run(ctx, opts, c)
 	}))
 	cmd.SetArgs(append([]string{
-		"--kubeconfig=" + kubeconfig, "--leader-elect=false", "--metrics-bind-address=0",
+		"--kubeconfig=" + kubeconfig, "--leader-elect=false", "--leader-election-namespace=" + ManagerNamespace, "--metrics-bind-address=0",
 		"--health-probe-bind-address=0", "--graceful-shutdown-timeout=5s", "--zap-log-level=error",
 	}, args...))
 	ctx, cancel := context.WithCancel(context.Background())

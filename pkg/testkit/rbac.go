@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,8 +21,9 @@ import (
 
 // ManagerConfig returns the identity of a user that holds only the
 // generated RBAC of component (manifests/rbac/<component>/role.yaml): its
-// ClusterRoles, and its Roles bound in each of namespaces as a deployment
-// binds them in each namespace the manager watches. The namespace ""
+// ClusterRoles, its Roles of the managers' own namespace there, and its
+// other Roles bound in each of namespaces as a deployment binds them in each
+// namespace the manager watches. The namespace ""
 // (a manager watching all namespaces) grants the Roles' rules cluster-wide,
 // as such a deployment must. A manager run as that user proves the
 // +kubebuilder:rbac markers grant what its code does.
@@ -49,6 +51,12 @@ func ManagerConfig(t *testing.T, env *testenv.Env, component string, namespaces 
 			}, metav1.CreateOptions{})
 			ignoreExists(t, err)
 		case "Role":
+			var own rbacv1.Role
+			require.NoError(t, yaml.Unmarshal([]byte(doc), &own))
+			if own.Namespace == ManagerNamespace {
+				grantInManagerNamespace(t, kube, own, subjects)
+				continue
+			}
 			for _, ns := range namespaces {
 				var role rbacv1.Role
 				require.NoError(t, yaml.Unmarshal([]byte(doc), &role))
@@ -96,6 +104,24 @@ func grantEverywhere(t *testing.T, kube kubernetes.Interface, role rbacv1.Role, 
 	_, err = kube.RbacV1().ClusterRoleBindings().Create(t.Context(), &rbacv1.ClusterRoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: name}, Subjects: subjects,
 		RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name},
+	}, metav1.CreateOptions{})
+	ignoreExists(t, err)
+}
+
+// ManagerNamespace is the managers' own namespace, as the packaging names
+// it; StartManager runs managers as if deployed there.
+const ManagerNamespace = "opsnorth-system"
+
+// grantInManagerNamespace creates and binds a Role of the managers' namespace.
+func grantInManagerNamespace(t *testing.T, kube kubernetes.Interface, role rbacv1.Role, subjects []rbacv1.Subject) {
+	t.Helper()
+	_, err := kube.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ManagerNamespace}}, metav1.CreateOptions{})
+	ignoreExists(t, err)
+	_, err = kube.RbacV1().Roles(ManagerNamespace).Create(t.Context(), &role, metav1.CreateOptions{})
+	ignoreExists(t, err)
+	_, err = kube.RbacV1().RoleBindings(ManagerNamespace).Create(t.Context(), &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: role.Name}, Subjects: subjects,
+		RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name},
 	}, metav1.CreateOptions{})
 	ignoreExists(t, err)
 }

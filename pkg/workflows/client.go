@@ -69,7 +69,7 @@ func (r *Reconciler) gather(ctx context.Context, wf *v1alpha1.Workflow) (*observ
 			obs.lost[name] = true
 		case err != nil:
 			return nil, fmt.Errorf("get AgentTask %s: %w", name, err)
-		case isStepOf(t, wf):
+		case r.signer.isStep(t, wf):
 			obs.tasks[name] = t
 		default:
 			obs.lost[name] = true
@@ -87,7 +87,7 @@ func (r *Reconciler) ownedTasks(wf *v1alpha1.Workflow) (map[string]*v1alpha1.Age
 	}
 	out := make(map[string]*v1alpha1.AgentTask, len(list))
 	for _, t := range list {
-		if isStepOf(t, wf) {
+		if r.signer.isStep(t, wf) {
 			out[t.Name] = t
 		}
 	}

@@ -40,6 +40,7 @@ type Reconciler struct {
 	budget     Budget
 	now        func() time.Time
 	hops       *hopTracker
+	signer     *stepSigner
 
 	// written maps a workflow to this manager's last status write: while
 	// the informer still serves the version that write replaced, decisions
@@ -113,18 +114,22 @@ func (r *Reconciler) observeTasks(ctx context.Context, s *scope) (bool, error) {
 // at most startRounds rounds. A task of a step's name that another owner
 // holds stalls the workflow until it is gone.
 func (r *Reconciler) startSteps(ctx context.Context, s *scope) (bool, error) {
-	conflict := ""
-	for round := 0; len(s.plan.starts) > 0 && conflict == "" && round < startRounds; round++ {
+	var conflict *v1alpha1.AgentTask
+	for round := 0; len(s.plan.starts) > 0 && conflict == nil && round < startRounds; round++ {
 		var err error
 		if conflict, err = r.createStepTasks(ctx, s.obs, s.plan); err != nil {
 			return false, err
 		}
 		s.plan = decide(s.obs)
 	}
-	if conflict != "" {
-		msg := fmt.Sprintf("AgentTask %s exists and is not owned by this workflow; delete it to continue", conflict)
+	if conflict != nil {
+		reason, msg := ReasonTaskNameConflict, fmt.Sprintf("AgentTask %s exists and is not owned by this workflow; delete it to continue", conflict.Name)
+		if isStepOf(conflict, s.wf) {
+			reason, msg = ReasonStepTaskNotOwned, fmt.Sprintf("AgentTask %s names this workflow as its owner but was not created by the workflows manager "+
+				"(annotation %s is missing or does not match); it is not used as a step: delete it to continue", conflict.Name, AnnotationStepSignature)
+		}
 		s.plan.status.Message = msg
-		conditions.SetSummary(&s.plan.status.Conditions, s.wf.Generation, conditions.Stalled, ReasonTaskNameConflict, msg)
+		conditions.SetSummary(&s.plan.status.Conditions, s.wf.Generation, conditions.Stalled, reason, msg)
 		s.plan.requeue = conflictRetry
 	}
 	return false, nil
@@ -180,16 +185,17 @@ func (r *Reconciler) latest(ctx context.Context, key types.NamespacedName, wf *v
 }
 
 // createStepTasks creates the planned step attempts and adds them to obs.
-// It returns the name of a task that exists but belongs to someone else.
-func (r *Reconciler) createStepTasks(ctx context.Context, obs *observation, p plan) (string, error) {
+// It returns a task of a step's name that is not that step.
+func (r *Reconciler) createStepTasks(ctx context.Context, obs *observation, p plan) (*v1alpha1.AgentTask, error) {
 	wf := obs.wf
 	for _, s := range p.starts {
 		task := buildTask(wf, s.step, s.attempt, s.input)
+		r.signer.sign(wf, task)
 		created, err := r.client.SchedulerV1alpha1().AgentTasks(wf.Namespace).Create(ctx, task, createOptions(r.fieldOwner))
 		if apierrors.IsAlreadyExists(err) {
 			created, err = r.client.SchedulerV1alpha1().AgentTasks(wf.Namespace).Get(ctx, task.Name, getOptions)
-			if err == nil && !isStepOf(created, wf) {
-				return task.Name, nil
+			if err == nil && !r.signer.isStep(created, wf) {
+				return created, nil
 			}
 			if err == nil {
 				obs.withTask(created)
@@ -197,7 +203,7 @@ func (r *Reconciler) createStepTasks(ctx context.Context, obs *observation, p pl
 			}
 		}
 		if err != nil {
-			return "", fmt.Errorf("create AgentTask %s for step %q: %w", task.Name, wf.Spec.Steps[s.step].Name, err)
+			return nil, fmt.Errorf("create AgentTask %s for step %q: %w", task.Name, wf.Spec.Steps[s.step].Name, err)
 		}
 		obs.withTask(created)
 		r.created.Store(k8sName(created.Namespace, created.Name), created)
@@ -206,7 +212,7 @@ func (r *Reconciler) createStepTasks(ctx context.Context, obs *observation, p pl
 			r.hops.observeHop(obs, p.status.StepStatuses, s.step, r.now())
 		}
 	}
-	return "", nil
+	return nil, nil
 }
 
 // stopTasks deletes the workflow's tasks that have not finished, once the

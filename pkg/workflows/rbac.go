@@ -12,7 +12,8 @@ package workflows
 // workflow whose namespace is bound to another user. Events: step and workflow lifecycle. A step task's
 // controller reference blocks its workflow's deletion, which needs update on
 // workflows/finalizers where OwnerReferencesPermissionEnforcement admission
-// runs (OpenShift; the local cluster and the test control plane).
+// runs (OpenShift; the local cluster and the test control plane). In its own
+// namespace: the step key (provenance.go), read by name and created once.
 //
 // +kubebuilder:rbac:namespace=agent-tasks,groups=scheduler.opsnorth.io,resources=workflows,verbs=get;list;watch
 // +kubebuilder:rbac:namespace=agent-tasks,groups=scheduler.opsnorth.io,resources=workflows/status,verbs=patch
@@ -21,3 +22,5 @@ package workflows
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=list;watch
 // +kubebuilder:rbac:namespace=agent-tasks,groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:namespace=agent-tasks,groups="",resources=secrets,verbs=get
+// +kubebuilder:rbac:namespace=opsnorth-system,groups="",resources=secrets,verbs=get,resourceNames=opsnorth-scheduler-workflows-step-key
+// +kubebuilder:rbac:namespace=opsnorth-system,groups="",resources=secrets,verbs=create

@@ -7,6 +7,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -36,7 +37,7 @@ type Config struct {
 // their AgentTasks come from the shared scheduler informers; the AgentTask
 // informers select on the workflow label, so AgentTasks of other origins
 // are never cached here.
-func Setup(_ context.Context, deps *manager.Deps, cfg Config) error {
+func Setup(ctx context.Context, deps *manager.Deps, cfg Config) error {
 	registerMetrics()
 	if cfg.Budget == (Budget{}) {
 		cfg.Budget = DefaultBudget
@@ -55,6 +56,17 @@ func Setup(_ context.Context, deps *manager.Deps, cfg Config) error {
 		budget:     cfg.Budget,
 		now:        time.Now,
 		hops:       newHopTracker(),
+	}
+	keyNamespace := deps.Options.LeaderElectionNamespace
+	if keyNamespace == "" {
+		keyNamespace = metav1.NamespaceDefault
+	}
+	cs, err := kubernetes.NewForConfig(deps.Manager.GetConfig())
+	if err != nil {
+		return fmt.Errorf("kubernetes client: %w", err)
+	}
+	if r.signer, err = loadStepSigner(ctx, cs, keyNamespace); err != nil {
+		return err
 	}
 	r.deliveries = webhook.NewService(webhook.Options{
 		Config: cfg.Webhook, Kind: "Workflow", Event: WebhookEvent,

@@ -20,6 +20,9 @@ const (
 	ReasonOutputTooLarge   = "OutputTooLarge"
 	ReasonTaskDeleted      = "TaskDeleted"
 	ReasonTaskNameConflict = "TaskNameConflict"
+	// ReasonStepTaskNotOwned: a task names the workflow as its owner but the
+	// manager did not create it (see provenance.go).
+	ReasonStepTaskNotOwned = "StepTaskNotOwned"
 )
 
 // Budget bounds the outputs stored in a Workflow's status.

@@ -2,6 +2,7 @@ package workflows_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -11,6 +12,8 @@ import (
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 	"opsnorth.io/scheduler/pkg/labelkeys"
 	"opsnorth.io/scheduler/pkg/tenancy"
+	"opsnorth.io/scheduler/pkg/testkit"
+	"opsnorth.io/scheduler/pkg/workflows"
 )
 
 // TestTenantBinding: without the admission policy the manager itself fails
@@ -38,4 +41,45 @@ func TestTenantBinding(t *testing.T) {
 	assert.Equal(t, tenancy.ReasonTenantMismatch, ready.Reason)
 	assert.Equal(t, want, ready.Message)
 	assert.Empty(t, k.taskNames("spoofed"), "no step task")
+}
+
+// TestForgedStepTask: without the admission policy, a user creates the
+// second step's task first, with the workflow as its controller and the
+// step's name. The manager does not take it for the step: the workflow
+// stalls saying so, the forged output reaches no step, and once the task
+// is deleted the manager creates its own and the workflow goes on.
+func TestForgedStepTask(t *testing.T) {
+	k := newCluster(t)
+	startManager(t, k.ns)
+	wf := k.create(stepWorkflow("victim", step("draft", nil), step("publish", map[string]string{"TEXT": "${steps.draft.output.text}"}, "draft")))
+	forged := &v1alpha1.AgentTask{
+		ObjectMeta: metav1.ObjectMeta{Name: workflows.TaskName("victim", "publish", 0), Namespace: k.ns,
+			Labels: map[string]string{labelkeys.Workflow: "victim", labelkeys.Step: "publish"},
+			Annotations: map[string]string{workflows.AnnotationStepSignature: "00"},
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(wf, v1alpha1.SchemeGroupVersion.WithKind("Workflow"))}},
+		Spec: v1alpha1.AgentTaskSpec{TaskID: "forged", UserID: "u1", Image: "mallory/exfiltrate:1", WebhookURL: "https://mallory.example/hook"},
+	}
+	_, err := k.cs.SchedulerV1alpha1().AgentTasks(k.ns).Create(t.Context(), forged, metav1.CreateOptions{})
+	require.NoError(t, err)
+	k.finish(k.waitTask("victim", "draft", 0), v1alpha1.TaskSucceeded, map[string]string{"text": "hello"})
+
+	want := "AgentTask " + forged.Name + " names this workflow as its owner but was not created by the workflows manager " +
+		"(annotation scheduler.opsnorth.io/step-signature is missing or does not match); it is not used as a step: delete it to continue"
+	stalled := testkit.WaitFor(t, wait, func() *v1alpha1.Workflow { return k.workflow("victim") },
+		func(wf *v1alpha1.Workflow) bool { return wf.Status.Message == want }, "the workflow never said why it stalled")
+	c := meta.FindStatusCondition(stalled.Status.Conditions, "Stalled")
+	require.NotNil(t, c)
+	assert.Equal(t, workflows.ReasonStepTaskNotOwned, c.Reason)
+	assert.Equal(t, v1alpha1.WorkflowRunning, stalled.Status.Phase)
+	k.finish(forged, v1alpha1.TaskSucceeded, map[string]string{"leak": "forged"})
+	assert.Never(t, func() bool { return k.workflow("victim").Status.Phase.IsTerminal() }, 2*time.Second, 100*time.Millisecond,
+		"a forged task's result is not the step's")
+
+	require.NoError(t, k.cs.SchedulerV1alpha1().AgentTasks(k.ns).Delete(t.Context(), forged.Name, metav1.DeleteOptions{}))
+	own := k.waitTask("victim", "publish", 0)
+	assert.Equal(t, "hello", own.Spec.Input["TEXT"])
+	assert.NotEqual(t, "mallory/exfiltrate:1", own.Spec.Image)
+	assert.NotEmpty(t, own.Annotations[workflows.AnnotationStepSignature])
+	k.finish(own, v1alpha1.TaskSucceeded, nil)
+	k.waitWorkflow("victim", v1alpha1.WorkflowSucceeded)
 }

@@ -299,7 +299,7 @@ func validDeploymentTemplate(name string) *schedulerv1alpha1.DeploymentTemplate 
 					Command:     []string{"/app/worker"},
 					ServiceType: schedulerv1alpha1.ServiceType("NodePort"),
 					Replicas:    ptr.To[int32](1),
-					Storage:     &schedulerv1alpha1.Storage{Size: resource.MustParse("10Gi"), MountPath: "/var/lib/worker"},
+					Storage:     &schedulerv1alpha1.Storage{Size: resource.MustParse("10Gi"), MountPath: "/var/lib/worker", WhenDeleted: schedulerv1alpha1.ClaimRetain},
 				},
 			},
 		},

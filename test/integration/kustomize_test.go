@@ -114,7 +114,7 @@ func assertLeastPrivilege(t *testing.T, obj *unstructured.Unstructured) {
 }
 
 // declaredRoles reads the roles controller-gen generated from each manager's
-// +kubebuilder:rbac markers, by kind and name.
+// +kubebuilder:rbac markers, by roleKey.
 func declaredRoles(t *testing.T, root string) map[string][]rbacv1.PolicyRule {
 	t.Helper()
 	out := map[string][]rbacv1.PolicyRule{}
@@ -122,7 +122,7 @@ func declaredRoles(t *testing.T, root string) map[string][]rbacv1.PolicyRule {
 		for _, obj := range renderOverlay(t, filepath.Join(root, "manifests", "rbac", c)) {
 			var role rbacv1.ClusterRole
 			require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &role))
-			out[obj.GetKind()+"/"+obj.GetName()] = role.Rules
+			out[roleKey(obj)] = role.Rules
 		}
 	}
 	return out
@@ -145,9 +145,15 @@ func assertOnlyDeclaredPermissions(t *testing.T, obj *unstructured.Unstructured,
 		}
 		return
 	}
-	want, ok := declared[obj.GetKind()+"/"+obj.GetName()]
+	want, ok := declared[roleKey(obj)]
 	require.True(t, ok, "%s %s is not generated from RBAC markers", obj.GetKind(), obj.GetName())
 	assert.Equal(t, want, role.Rules, "%s %s differs from its markers", obj.GetKind(), obj.GetName())
+}
+
+// roleKey is "<kind>/<namespace>/<name>": a manager's Roles of one name
+// live in several namespaces (the watched ones and its own).
+func roleKey(obj *unstructured.Unstructured) string {
+	return obj.GetKind() + "/" + obj.GetNamespace() + "/" + obj.GetName()
 }
 
 func assertRestrictedPods(t *testing.T, obj *unstructured.Unstructured) {
