@@ -54,8 +54,8 @@ func TestForgedStepTask(t *testing.T) {
 	wf := k.create(stepWorkflow("victim", step("draft", nil), step("publish", map[string]string{"TEXT": "${steps.draft.output.text}"}, "draft")))
 	forged := &v1alpha1.AgentTask{
 		ObjectMeta: metav1.ObjectMeta{Name: workflows.TaskName("victim", "publish", 0), Namespace: k.ns,
-			Labels: map[string]string{labelkeys.Workflow: "victim", labelkeys.Step: "publish"},
-			Annotations: map[string]string{workflows.AnnotationStepSignature: "00"},
+			Labels:          map[string]string{labelkeys.Workflow: "victim", labelkeys.Step: "publish"},
+			Annotations:     map[string]string{workflows.AnnotationStepSignature: "00"},
 			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(wf, v1alpha1.SchemeGroupVersion.WithKind("Workflow"))}},
 		Spec: v1alpha1.AgentTaskSpec{TaskID: "forged", UserID: "u1", Image: "mallory/exfiltrate:1", WebhookURL: "https://mallory.example/hook"},
 	}

@@ -35,7 +35,9 @@ func TestDeleteKeepsOthersData(t *testing.T) {
 		}}}}
 	_, err := cs.SchedulerV1alpha1().DeploymentTemplates().Create(t.Context(), tmpl, metav1.CreateOptions{})
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = cs.SchedulerV1alpha1().DeploymentTemplates().Delete(t.Context(), name, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = cs.SchedulerV1alpha1().DeploymentTemplates().Delete(t.Context(), name, metav1.DeleteOptions{})
+	})
 	ud := &v1alpha1.UserDeployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 		Spec: v1alpha1.UserDeploymentSpec{UserID: "e2e-" + name, Template: name}}
 	_, err = cs.SchedulerV1alpha1().UserDeployments(ns).Create(t.Context(), ud, metav1.CreateOptions{})
