@@ -60,11 +60,7 @@ func TestRawImageAutoscalingAndCRDeletion(t *testing.T) {
 	assert.Equal(t, "https://hello.int."+domain, got.Status.Ingresses[0].URL)
 
 	// Deleting one of the user's deployments keeps the shared namespace.
-	require.NoError(t, c.Delete(ctx, getUD(t, c, ns, "hello")))
-	require.Eventually(t, func() bool {
-		err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "hello"}, &v1alpha1.UserDeployment{})
-		return apierrors.IsNotFound(err)
-	}, wait, 200*time.Millisecond)
+	deleteUD(t, c, ns, "hello")
 	for _, obj := range managedObjects(t, c, user) {
 		assert.NotContains(t, obj, "hello-", "children of the deleted deployment are gone")
 	}
@@ -73,11 +69,7 @@ func TestRawImageAutoscalingAndCRDeletion(t *testing.T) {
 	assert.Nil(t, nsObj.GetDeletionTimestamp(), "another deployment of the user still lives there")
 
 	// The last one takes the namespace with it.
-	require.NoError(t, c.Delete(ctx, getUD(t, c, ns, "scaled")))
-	require.Eventually(t, func() bool {
-		err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "scaled"}, &v1alpha1.UserDeployment{})
-		return apierrors.IsNotFound(err)
-	}, wait, 200*time.Millisecond)
+	deleteUD(t, c, ns, "scaled")
 	assert.Empty(t, managedObjects(t, c, user))
 	nsObj, err = getU(t, c, render.GVKNamespace, "", userNS)
 	require.NoError(t, err)

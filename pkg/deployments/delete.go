@@ -7,6 +7,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -69,13 +70,18 @@ func (r *Reconciler) markDeleted(_ context.Context, s *scope) (bool, error) {
 	s.status.Ingresses = nil
 	s.status.ReadyReplicas = 0
 	reason, msg := ReasonDeleted, "every child removed"
-	if n := len(s.status.RetainedClaims); n > 0 {
-		msg = fmt.Sprintf("every child removed but %d retained volume claims (%s)", n, strings.Join(s.status.RetainedClaims, ", "))
+	if len(s.status.RetainedClaims) > 0 {
+		reason, msg = ReasonClaimsRetained, "every child removed except the retained volume claims "+strings.Join(s.status.RetainedClaims, ", ")
 	}
 	if s.kept != "" {
 		reason, msg = ReasonNamespaceKept, msg+"; "+s.kept
 	}
 	s.summarize(v1alpha1.PhaseDeleted, conditions.Current, reason, msg)
+	// What was kept outlives the status of a deleted object: say it in an
+	// Event too, once.
+	if c := meta.FindStatusCondition(s.ud.Status.Conditions, v1alpha1.ConditionReady); reason != ReasonDeleted && (c == nil || c.Message != msg) {
+		r.recorder.Eventf(s.ud, nil, corev1.EventTypeWarning, reason, "Delete", "%s", msg)
+	}
 	return false, nil
 }
 

@@ -212,3 +212,12 @@ func waitEvent(t *testing.T, c client.Client, ns, name, reason, text string) str
 	}, wait, 200*time.Millisecond, "event %s about %s/%s naming %q", reason, ns, name, text)
 	return note
 }
+
+// deleteUD deletes the deployment and waits until its finalizer let it go.
+func deleteUD(t *testing.T, c client.Client, ns, name string) {
+	t.Helper()
+	require.NoError(t, c.Delete(context.Background(), getUD(t, c, ns, name)))
+	require.Eventually(t, func() bool {
+		return apierrors.IsNotFound(c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, &v1alpha1.UserDeployment{}))
+	}, wait, 200*time.Millisecond, "UserDeployment %s/%s never went", ns, name)
+}

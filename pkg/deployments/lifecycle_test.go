@@ -225,11 +225,12 @@ func TestTemplateLifecycle(t *testing.T) {
 		assert.Empty(t, got.Status.Ingresses)
 		assert.Zero(t, got.Status.ReadyReplicas)
 		assert.Equal(t, []string{"shop-worker-data"}, got.Status.RetainedClaims)
-		assert.Equal(t, "True/NamespaceKept: every child removed but 1 retained volume claims (shop-worker-data); namespace "+userNS+
-			" kept: it holds retained volume claims (storage.whenDeleted: Retain): shop-worker-data", condition(got, v1alpha1.ConditionReady))
+		want := "every child removed except the retained volume claims shop-worker-data; namespace " + userNS +
+			" kept: it holds retained volume claims (storage.whenDeleted: Retain): shop-worker-data"
+		assert.Equal(t, "True/NamespaceKept: "+want, condition(got, v1alpha1.ConditionReady))
 		assert.Equal(t, []string{"LimitRange/opsnorth-tier", "Namespace/" + userNS, "PersistentVolumeClaim/shop-worker-data",
 			"ResourceQuota/opsnorth-inventory", "ResourceQuota/opsnorth-tier"}, managedObjects(t, c, user))
-		waitEvent(t, c, ns, "shop", "NamespaceKept", "shop-worker-data")
+		assert.Equal(t, want, waitEvent(t, c, ns, "shop", "NamespaceKept", "shop-worker-data"))
 	})
 
 	t.Run("coming back attaches the retained claim again", func(t *testing.T) {

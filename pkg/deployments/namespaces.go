@@ -3,10 +3,8 @@ package deployments
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -126,9 +124,6 @@ func (r *Reconciler) releaseNamespace(ctx context.Context, s *scope) (bool, erro
 	}
 	if kept != "" {
 		s.kept = fmt.Sprintf("namespace %s kept: %s", name, kept)
-		if c := meta.FindStatusCondition(s.ud.Status.Conditions, v1alpha1.ConditionReady); c == nil || !strings.Contains(c.Message, s.kept) {
-			r.recorder.Eventf(s.ud, nil, "Warning", ReasonNamespaceKept, "Delete", "%s", s.kept)
-		}
 		return false, nil
 	}
 	// The quotas and limit range first: they hold the namespace's limits

@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -93,10 +92,7 @@ func TestBoundNamespaceIsRestored(t *testing.T) {
 		"pod-security.kubernetes.io/enforce":"baseline","pod-security.kubernetes.io/enforce-version":null,
 		"scheduler.opsnorth.io/user":null}`, nsObj.GetAnnotations()[render.AnnotationRestore])
 
-	require.NoError(t, c.Delete(ctx, getUD(t, c, ns, "hello")))
-	require.Eventually(t, func() bool {
-		return apierrors.IsNotFound(c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "hello"}, &v1alpha1.UserDeployment{}))
-	}, wait, 200*time.Millisecond)
+	deleteUD(t, c, ns, "hello")
 	assert.Empty(t, managedObjects(t, c, user), "children, quota and limit range are gone")
 	nsObj, err := getU(t, c, render.GVKNamespace, "", userNS)
 	require.NoError(t, err)
@@ -119,12 +115,9 @@ func TestNamespaceWithForeignObjectsIsKept(t *testing.T) {
 	require.NoError(t, c.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "notes", Namespace: userNS},
 		Data: map[string]string{"todo": "back up the database"}}))
 
-	require.NoError(t, c.Delete(ctx, getUD(t, c, ns, "hello")))
-	require.Eventually(t, func() bool {
-		return apierrors.IsNotFound(c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "hello"}, &v1alpha1.UserDeployment{}))
-	}, wait, 200*time.Millisecond)
+	deleteUD(t, c, ns, "hello")
 	note := waitEvent(t, c, ns, "hello", "NamespaceKept", "ConfigMap notes")
-	assert.Equal(t, "namespace "+userNS+" kept: it holds objects the manager did not create: ConfigMap notes", note)
+	assert.Equal(t, "every child removed; namespace "+userNS+" kept: it holds objects the manager did not create: ConfigMap notes", note)
 	nsObj, err := getU(t, c, render.GVKNamespace, "", userNS)
 	require.NoError(t, err)
 	assert.Nil(t, nsObj.GetDeletionTimestamp(), "the namespace is kept")

@@ -190,14 +190,19 @@ func (r *Reconciler) applyChildren(ctx context.Context, s *scope) (bool, error) 
 }
 
 // noteReattached tells the user when a retained volume claim is in use
-// again: one the status lists, or one left by an earlier app of this name.
+// again: one the status lists, or one older than the app (left by an
+// earlier app of this name).
 func (r *Reconciler) noteReattached(s *scope, c render.Child) error {
-	if c.GVK != render.GVKPVC || (s.ud.Status.Phase != "" && !slices.Contains(s.ud.Status.RetainedClaims, c.Name)) {
+	if c.GVK != render.GVKPVC {
 		return nil
 	}
 	live, err := r.reader.get(c.GVK, c.Namespace, c.Name)
 	if err != nil || live == nil || live.GetAnnotations()[render.AnnotationUserDeployment] != render.Key(s.ud) {
 		return err
+	}
+	created := live.GetCreationTimestamp()
+	if !slices.Contains(s.ud.Status.RetainedClaims, c.Name) && !created.Before(&s.ud.CreationTimestamp) {
+		return nil
 	}
 	r.recorder.Eventf(s.ud, nil, "Normal", ReasonClaimReattached, "Reconcile",
 		"volume claim %s, retained with its data, is attached again", c.Name)

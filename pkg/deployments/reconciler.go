@@ -107,7 +107,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.writeStatus(ctx, cached, s); err != nil {
 		return result, errors.Join(runErr, err)
 	}
-	if runErr == nil {
+	// A wait for something to disappear asked for its own retry; a phase's
+	// requeue comes on top, whichever is sooner.
+	if runErr == nil && s.requeue > 0 && (result.RequeueAfter == 0 || s.requeue < result.RequeueAfter) {
 		result.RequeueAfter = s.requeue
 	}
 	return result, runErr

@@ -53,6 +53,7 @@ const (
 	ReasonNamespaceNotOwned    = "NamespaceNotOwned"
 	ReasonNamespaceKept        = "NamespaceKept"
 	ReasonClaimReattached      = "ClaimReattached"
+	ReasonClaimsRetained       = "ClaimsRetained"
 )
 
 // stalledError is an input problem no retry can fix; a spec or template

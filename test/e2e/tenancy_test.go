@@ -60,8 +60,8 @@ func TestDeleteKeepsOthersData(t *testing.T) {
 		return apierrors.IsNotFound(err)
 	}, timeout, tick, "UserDeployment %s stuck in deletion", name)
 	note := waitNote(t, c, ns, name, "NamespaceKept")
-	assert.Equal(t, "namespace "+userNS+" kept: it holds objects the manager did not create: 1 Secret; "+
-		"it holds retained volume claims (storage.whenDeleted: Retain): "+claim, note)
+	assert.Equal(t, "every child removed except the retained volume claims "+claim+"; namespace "+userNS+
+		" kept: it holds objects the manager did not create: 1 Secret; it holds retained volume claims (storage.whenDeleted: Retain): "+claim, note)
 
 	got, err := c.Clientset.CoreV1().Namespaces().Get(t.Context(), userNS, metav1.GetOptions{})
 	require.NoError(t, err)
