@@ -60,18 +60,24 @@ func (r *Reconciler) ensureNamespace(ctx context.Context, s *scope) (bool, error
 // namespace returns the namespace's metadata, from the cache when it is
 // the manager's, else live; nil when it does not exist.
 func (r *Reconciler) namespace(ctx context.Context, name string) (*metav1.PartialObjectMetadata, error) {
-	var ns metav1.PartialObjectMetadata
-	ns.SetGroupVersionKind(render.GVKNamespace)
 	live, err := r.reader.get(render.GVKNamespace, "", name)
 	if err != nil {
 		return nil, err
 	}
 	if live != nil {
-		ns.ObjectMeta = metav1.ObjectMeta{Name: name, Labels: live.GetLabels(), Annotations: live.GetAnnotations(),
-			DeletionTimestamp: live.GetDeletionTimestamp(), CreationTimestamp: live.GetCreationTimestamp()}
-		return &ns, nil
+		ns := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: live.GetLabels(),
+			Annotations: live.GetAnnotations(), DeletionTimestamp: live.GetDeletionTimestamp(), CreationTimestamp: live.GetCreationTimestamp()}}
+		ns.SetGroupVersionKind(render.GVKNamespace)
+		return ns, nil
 	}
-	err = r.apiReader.Get(ctx, client.ObjectKey{Name: name}, &ns)
+	return r.liveNamespace(ctx, name)
+}
+
+// liveNamespace reads the namespace's metadata from the API server.
+func (r *Reconciler) liveNamespace(ctx context.Context, name string) (*metav1.PartialObjectMetadata, error) {
+	var ns metav1.PartialObjectMetadata
+	ns.SetGroupVersionKind(render.GVKNamespace)
+	err := r.apiReader.Get(ctx, client.ObjectKey{Name: name}, &ns)
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}
@@ -108,7 +114,9 @@ func (r *Reconciler) releaseNamespace(ctx context.Context, s *scope) (bool, erro
 		}
 	}
 	name := s.status.Namespace
-	ns, err := r.namespace(ctx, name)
+	// Live, not cached: the user's other deployments release at the same
+	// time, and one of them may have deleted the namespace a moment ago.
+	ns, err := r.liveNamespace(ctx, name)
 	if err != nil || ns == nil {
 		return err != nil, err
 	}

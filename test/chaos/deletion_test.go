@@ -22,6 +22,7 @@ import (
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 	"opsnorth.io/scheduler/pkg/labelkeys"
+	"opsnorth.io/scheduler/pkg/localcluster"
 )
 
 var massDeletions = flag.Int("chaos.deletions", 200, "UserDeployments deleted at once")
@@ -132,7 +133,7 @@ func TestMassDeletion(t *testing.T) {
 // app.kubernetes.io/managed-by=opsnorth-scheduler in every namespace, and the
 // namespaces so labelled. The tasks and workflows managers' Jobs, pods and
 // step tasks in agent-tasks (kept by their TTL) are not UserDeployments'
-// and are left out.
+// and are left out, as is the managers' own namespace (the workflows step key).
 func managedObjects(t *testing.T) (map[string]int, error) {
 	t.Helper()
 	_, lists, err := cluster.Clientset.Discovery().ServerGroupsAndResources()
@@ -161,7 +162,7 @@ func managedObjects(t *testing.T) (map[string]int, error) {
 				return nil, fmt.Errorf("list %s %s: %w", l.GroupVersion, r.Name, err)
 			}
 			for _, o := range objs.Items {
-				if o.GetNamespace() != taskNamespace {
+				if o.GetNamespace() != taskNamespace && o.GetNamespace() != localcluster.ManagerNamespace {
 					out[r.Name+"."+gv.Group]++
 				}
 			}

@@ -229,38 +229,42 @@ func TestManagerRBACReach(t *testing.T) {
 	installRBAC(t, env, renderOverlay(t, filepath.Join(env.RepoRoot, "kustomize", "overlays", "all-in-one")))
 	sa := func(c string) string { return "system:serviceaccount:opsnorth-system:opsnorth-scheduler-" + c }
 	for _, tc := range []struct {
-		manager, verb, group, resource, subresource, namespace string
-		allowed                                                bool
+		manager, verb, group, resource, subresource, namespace, name string
+		allowed                                                      bool
 	}{
-		{"tasks", "create", "batch", "jobs", "", "agent-tasks", true},
-		{"tasks", "create", "batch", "jobs", "", "kube-system", false},
-		{"tasks", "get", "", "secrets", "", "agent-tasks", true},
-		{"tasks", "get", "", "secrets", "", "kube-system", false},
-		{"tasks", "list", "", "secrets", "", "", false},
-		{"tasks", "get", "", "serviceaccounts", "", "agent-tasks", true},
-		{"tasks", "update", "scheduler.opsnorth.io", "agenttasks", "finalizers", "agent-tasks", true},
-		{"tasks", "delete", "batch", "jobs", "", "agent-tasks", false},
-		{"tasks", "create", "", "pods", "", "agent-tasks", false},
-		{"workflows", "update", "scheduler.opsnorth.io", "workflows", "finalizers", "agent-tasks", true},
-		{"workflows", "create", "scheduler.opsnorth.io", "agenttasks", "", "agent-tasks", true},
-		{"workflows", "create", "batch", "jobs", "", "agent-tasks", false},
-		{"workflows", "get", "", "secrets", "", "kube-system", false},
-		{"deployments", "list", "", "secrets", "", "", false},
-		{"deployments", "get", "", "secrets", "", "user-alice", false},
-		{"deployments", "create", "", "pods", "", "user-alice", false},
-		{"deployments", "create", "rbac.authorization.k8s.io", "rolebindings", "", "user-alice", false},
-		{"deployments", "update", "scheduler.opsnorth.io", "userdeployments", "finalizers", "default", true},
+		{"tasks", "create", "batch", "jobs", "", "agent-tasks", "", true},
+		{"tasks", "create", "batch", "jobs", "", "kube-system", "", false},
+		{"tasks", "get", "", "secrets", "", "agent-tasks", "", true},
+		{"tasks", "get", "", "secrets", "", "kube-system", "", false},
+		{"tasks", "list", "", "secrets", "", "", "", false},
+		{"tasks", "get", "", "serviceaccounts", "", "agent-tasks", "", true},
+		{"tasks", "update", "scheduler.opsnorth.io", "agenttasks", "finalizers", "agent-tasks", "", true},
+		{"tasks", "delete", "batch", "jobs", "", "agent-tasks", "", false},
+		{"tasks", "create", "", "pods", "", "agent-tasks", "", false},
+		{"workflows", "update", "scheduler.opsnorth.io", "workflows", "finalizers", "agent-tasks", "", true},
+		{"workflows", "create", "scheduler.opsnorth.io", "agenttasks", "", "agent-tasks", "", true},
+		{"workflows", "create", "batch", "jobs", "", "agent-tasks", "", false},
+		{"workflows", "get", "", "secrets", "", "kube-system", "", false},
+		// The step key, in the managers' own namespace, by name only.
+		{"workflows", "get", "", "secrets", "", "opsnorth-system", "opsnorth-scheduler-workflows-step-key", true},
+		{"workflows", "get", "", "secrets", "", "opsnorth-system", "opsnorth-scheduler-tasks-token", false},
+		{"workflows", "list", "", "secrets", "", "opsnorth-system", "", false},
+		{"deployments", "list", "", "secrets", "", "", "", false},
+		{"deployments", "get", "", "secrets", "", "user-alice", "", false},
+		{"deployments", "create", "", "pods", "", "user-alice", "", false},
+		{"deployments", "create", "rbac.authorization.k8s.io", "rolebindings", "", "user-alice", "", false},
+		{"deployments", "update", "scheduler.opsnorth.io", "userdeployments", "finalizers", "default", "", true},
 		// Allowed by RBAC; the namespace-deletion policy narrows it to namespaces the manager created.
-		{"deployments", "delete", "", "namespaces", "", "", true},
+		{"deployments", "delete", "", "namespaces", "", "", "", true},
 	} {
-		name := tc.manager + " " + tc.verb + " " + tc.resource + "/" + tc.subresource + " in " + tc.namespace
+		name := tc.manager + " " + tc.verb + " " + tc.resource + "/" + tc.subresource + " " + tc.name + " in " + tc.namespace
 		t.Run(name, func(t *testing.T) {
 			review, err := admin.AuthorizationV1().SubjectAccessReviews().Create(t.Context(), &authorizationv1.SubjectAccessReview{
 				Spec: authorizationv1.SubjectAccessReviewSpec{
 					User:   sa(tc.manager),
 					Groups: []string{"system:serviceaccounts", "system:serviceaccounts:opsnorth-system", "system:authenticated"},
 					ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: tc.verb, Group: tc.group, Resource: tc.resource,
-						Subresource: tc.subresource, Namespace: tc.namespace},
+						Subresource: tc.subresource, Namespace: tc.namespace, Name: tc.name},
 				},
 			}, metav1.CreateOptions{})
 			require.NoError(t, err)
