@@ -42,7 +42,7 @@ const (
 func (f *Flags) AddFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&f.AllowedCIDRs, "webhook-allowed-cidrs", nil,
 		"Comma-separated CIDRs or addresses completion webhooks may connect to although they are not public "+
-			"(loopback, private, link-local...); all other non-public addresses are refused.")
+			"(loopback, private...); link-local and cloud metadata addresses only when listed exactly. All other non-public addresses are refused.")
 	fs.DurationVar(&f.Timeout, "webhook-timeout", DefaultTimeout,
 		"Timeout of one completion webhook attempt, from dialling to the last byte of the answer.")
 	fs.Int32Var(&f.MaxAttempts, "webhook-max-attempts", DefaultPolicy.MaxAttempts,

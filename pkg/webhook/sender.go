@@ -98,6 +98,9 @@ func (s *Sender) Send(ctx context.Context, req Request) Result {
 		httpReq.Header.Set(HeaderSignature, Sign(req.Secret, req.Body))
 	}
 	resp, err := s.client.Do(httpReq)
+	if refused := refusal(err); refused != nil {
+		return Result{Err: refused}
+	}
 	if err != nil {
 		return Result{Err: fmt.Errorf("post webhook: %w", err)}
 	}

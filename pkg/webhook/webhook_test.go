@@ -21,43 +21,78 @@ import (
 )
 
 func TestGuardCheck(t *testing.T) {
-	allowed, err := ParseCIDRs([]string{"10.1.0.0/16", "127.0.0.1"})
+	allowed, err := ParseCIDRs([]string{"10.1.0.0/16", "127.0.0.1", "169.254.0.0/16", "fe80::/10", "168.63.129.16"})
 	require.NoError(t, err)
+	open := Guard{Allowed: allowed}
 	tests := []struct {
-		addr    string
-		guard   Guard
-		refused bool
+		addr  string
+		guard Guard
+		class string // empty: allowed
 	}{
-		{"93.184.216.34", Guard{}, false},
-		{"2606:2800:220:1::1", Guard{}, false},
-		{"127.0.0.1", Guard{}, true},
-		{"::1", Guard{}, true},
-		{"::ffff:127.0.0.1", Guard{}, true},
-		{"10.0.0.1", Guard{}, true},
-		{"172.16.5.4", Guard{}, true},
-		{"192.168.1.1", Guard{}, true},
-		{"169.254.169.254", Guard{}, true},
-		{"fe80::1", Guard{}, true},
-		{"fd00::1", Guard{}, true},
-		{"100.64.0.1", Guard{}, true},
-		{"0.0.0.0", Guard{}, true},
-		{"224.0.0.1", Guard{}, true},
-		{"0.1.2.3", Guard{}, true},
-		{"64:ff9b::7f00:1", Guard{}, true},
-		{"64:ff9b::a9fe:a9fe", Guard{}, true},
-		{"64:ff9b::5db8:d822", Guard{}, false},
-		{"10.1.2.3", Guard{Allowed: allowed}, false},
-		{"10.2.0.1", Guard{Allowed: allowed}, true},
-		{"127.0.0.1", Guard{Allowed: allowed}, false},
-		{"::ffff:127.0.0.1", Guard{Allowed: allowed}, false},
+		{"93.184.216.34", Guard{}, ""},
+		{"2606:2800:220:1::1", Guard{}, ""},
+		{"192.0.0.9", Guard{}, "IETF protocol assignments"},
+		{"127.0.0.1", Guard{}, "loopback"},
+		{"::1", Guard{}, "loopback"},
+		{"::ffff:127.0.0.1", Guard{}, "loopback"},
+		{"10.0.0.1", Guard{}, "private"},
+		{"172.16.5.4", Guard{}, "private"},
+		{"192.168.1.1", Guard{}, "private"},
+		{"169.254.169.254", Guard{}, "cloud metadata"},
+		{"169.254.1.1", Guard{}, "link-local"},
+		{"168.63.129.16", Guard{}, "cloud metadata"},
+		{"100.100.100.200", Guard{}, "cloud metadata"},
+		{"fd00:ec2::254", Guard{}, "cloud metadata"},
+		{"fe80::1", Guard{}, "link-local"},
+		{"fd00::1", Guard{}, "unique-local (private)"},
+		{"100.64.0.1", Guard{}, "shared (carrier-grade NAT)"},
+		{"0.0.0.0", Guard{}, "this-network"},
+		{"0.1.2.3", Guard{}, "this-network"},
+		{"224.0.0.1", Guard{}, "multicast"},
+		{"ff02::1", Guard{}, "multicast"},
+		{"192.0.0.1", Guard{}, "IETF protocol assignments"},
+		{"192.0.2.1", Guard{}, "documentation"},
+		{"198.51.100.7", Guard{}, "documentation"},
+		{"203.0.113.9", Guard{}, "documentation"},
+		{"198.18.0.1", Guard{}, "benchmarking"},
+		{"198.19.255.255", Guard{}, "benchmarking"},
+		{"240.0.0.1", Guard{}, "reserved"},
+		{"255.255.255.255", Guard{}, "reserved"},
+		{"192.88.99.1", Guard{}, "6to4 relay anycast"},
+		{"2002:7f00:1::1", Guard{}, "6to4"},
+		{"2001:0:4136:e378::1", Guard{}, "IETF protocol assignments"},
+		{"2001:db8::1", Guard{}, "documentation"},
+		{"3fff::1", Guard{}, "documentation"},
+		{"64:ff9b:1::a", Guard{}, "local-use IPv4/IPv6 translation"},
+		{"100::1", Guard{}, "discard-only"},
+		{"5f00::1", Guard{}, "segment routing (SRv6)"},
+		{"fec0::1", Guard{}, "site-local"},
+		{"::", Guard{}, "unspecified"},
+		{"64:ff9b::7f00:1", Guard{}, "loopback"},
+		{"64:ff9b::a9fe:a9fe", Guard{}, "cloud metadata"},
+		{"64:ff9b::5db8:d822", Guard{}, ""},
+		{"10.1.2.3", open, ""},
+		{"10.2.0.1", open, "private"},
+		{"127.0.0.1", open, ""},
+		{"::ffff:127.0.0.1", open, ""},
+		// A wide allowed CIDR never opens link-local or metadata addresses;
+		// listing one exactly does.
+		{"169.254.169.254", open, "cloud metadata"},
+		{"169.254.1.1", open, "link-local"},
+		{"fe80::1", open, "link-local"},
+		{"168.63.129.16", open, ""},
 	}
 	for _, tt := range tests {
-		err := tt.guard.Check(netip.MustParseAddr(tt.addr))
-		if tt.refused {
-			assert.ErrorIs(t, err, ErrAddressRefused, tt.addr)
-		} else {
-			assert.NoError(t, err, tt.addr)
-		}
+		t.Run(tt.addr, func(t *testing.T) {
+			err := tt.guard.Check(netip.MustParseAddr(tt.addr))
+			if tt.class == "" {
+				assert.NoError(t, err)
+				return
+			}
+			assert.ErrorIs(t, err, ErrAddressRefused)
+			assert.EqualError(t, err, "webhook address refused: the receiver resolved to a "+tt.class+" address")
+			assert.NotContains(t, err.Error(), tt.addr)
+		})
 	}
 }
 
@@ -238,6 +273,8 @@ func TestSender(t *testing.T) {
 	req.URL = strings.Replace(srv.URL, "127.0.0.1", "localhost", 1) + "/ok"
 	res = NewSender(Guard{}, time.Second, "test/1").Send(context.Background(), req)
 	assert.ErrorIs(t, res.Err, ErrAddressRefused, "checked on the resolved address, not the name")
+	assert.EqualError(t, res.Err, "webhook address refused: the receiver resolved to a loopback address",
+		"the class is named, never the resolved address")
 }
 
 func must[T any](v T, err error) T {

@@ -139,7 +139,8 @@ func Run(t *testing.T, k Kind) {
 		o := s.wait(t, "refused", func(d *v1alpha1.WebhookDelivery) bool { return d.GaveUp })
 		assert.Equal(t, int32(1), o.Webhook.Attempts, "no retry")
 		assert.Zero(t, o.Webhook.LastStatusCode)
-		assert.Contains(t, o.Webhook.LastError, webhook.ErrAddressRefused.Error())
+		assert.Equal(t, "webhook address refused: the receiver resolved to a cloud metadata address", o.Webhook.LastError,
+			"the class of address, never the address")
 		s.condition(t, o, metav1.ConditionFalse, "GaveUp")
 		s.event(t, "refused", "WebhookGaveUp", "after 1 attempt")
 		assert.Equal(t, 1.0, testutil.ToFloat64(webhook.Deliveries(k.Name(), "refused"))-refused)
