@@ -80,6 +80,16 @@ func invalidAgentTaskCases() []invalidCase {
 			field: "spec.resources", msg: "each request must not exceed the limit of the same resource",
 		},
 		{
+			name:  "agenttask negative cpu request",
+			obj:   newAgentTask(func(a *agentTask) { a.Spec.Resources.Requests.CPU = quantity("-100m") }),
+			field: "spec.resources.requests.cpu", msg: "must be greater than zero",
+		},
+		{
+			name:  "agenttask zero memory request",
+			obj:   newAgentTask(func(a *agentTask) { a.Spec.Resources.Requests.Memory = quantity("0") }),
+			field: "spec.resources.requests.memory", msg: "must be greater than zero",
+		},
+		{
 			name:  "agenttask serviceAccountName uppercase",
 			obj:   newAgentTask(func(a *agentTask) { a.Spec.ServiceAccountName = "Review-Agent" }),
 			field: "spec.serviceAccountName", msg: "should match",

@@ -35,12 +35,15 @@ type ResourceRequirements struct {
 type ResourceAmounts struct {
 	// CPU in cores, e.g. 500m or 2.
 	// +optional
+	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isGreaterThan(quantity('0'))",message="must be greater than zero: a zero or negative amount means nothing to the scheduler or the kubelet"
 	CPU *resource.Quantity `json:"cpu,omitempty"`
 	// Memory in bytes, e.g. 256Mi or 2Gi.
 	// +optional
+	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isGreaterThan(quantity('0'))",message="must be greater than zero: a zero or negative amount means nothing to the scheduler or the kubelet"
 	Memory *resource.Quantity `json:"memory,omitempty"`
 	// EphemeralStorage is local scratch disk in bytes, e.g. 1Gi.
 	// +optional
+	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isGreaterThan(quantity('0'))",message="must be greater than zero: a zero or negative amount means nothing to the scheduler or the kubelet"
 	EphemeralStorage *resource.Quantity `json:"ephemeralStorage,omitempty"`
 }
 
