@@ -73,6 +73,12 @@ func (r *Reconciler) countForeign(ctx context.Context, userID string, ns *metav1
 		return nil, err
 	}
 	if u == nil {
+		// A sibling release that deleted the namespace removes its
+		// inventory too: then there is nothing left to count.
+		live, err := r.liveNamespace(ctx, ns.Name)
+		if err != nil || live == nil || live.DeletionTimestamp != nil {
+			return nil, err
+		}
 		// Created before the inventory existed: count from now on.
 		if _, err := r.apply.apply(ctx, render.Inventory(ns.Name, userID), ""); err != nil {
 			return nil, err

@@ -134,16 +134,14 @@ func (r *Reconciler) releaseNamespace(ctx context.Context, s *scope) (bool, erro
 		s.kept = fmt.Sprintf("namespace %s kept: %s", name, kept)
 		return false, nil
 	}
-	// The quotas and limit range first: they hold the namespace's limits
-	// until it is gone, and nothing else removes them if its deletion stalls.
-	if err := r.removeUserObjects(ctx, s, name); err != nil {
-		return true, err
-	}
+	// The namespace first, so the user's other deployments releasing at the
+	// same time see it terminating rather than its inventory gone; then its
+	// quotas and limit range, which the namespace controller would also remove.
 	if err := r.deleteObject(ctx, render.GVKNamespace, "", name); err != nil {
 		return true, err
 	}
 	s.wrote = true
-	return false, nil
+	return false, r.removeUserObjects(ctx, s, name)
 }
 
 // removeUserObjects deletes the user's quotas and limit range in namespace.
