@@ -21,11 +21,13 @@ import (
 	"opsnorth.io/scheduler/pkg/labelkeys"
 )
 
-// waitingError asks for a quick retry (retryWaiting) while deleted objects
-// disappear: children just deleted, or a terminating namespace.
-type waitingError struct{ what string }
+// waitingError asks for a quick retry (retryWaiting) while something
+// settles: children just deleted, a terminating namespace, the inventory's
+// counts. A wait with a reason is shown in the status (its message is the
+// cause); one without is only logged, as its end follows in a moment.
+type waitingError struct{ what, reason string }
 
-func (e *waitingError) Error() string { return "waiting for " + e.what + " to disappear" }
+func (e *waitingError) Error() string { return "waiting for " + e.what }
 
 // deleteChildren deletes every child of the deployment, read live from the
 // apiserver (not the cache) so nothing just created is missed. Kinds whose
@@ -60,7 +62,7 @@ func (r *Reconciler) deleteChildren(ctx context.Context, s *scope) (bool, error)
 	if deleted > 0 {
 		s.wrote = true
 		// Confirm on the next pass, from a fresh list, that nothing is left.
-		return true, &waitingError{what: fmt.Sprintf("%d deleted children", deleted)}
+		return true, &waitingError{what: fmt.Sprintf("%d deleted children to disappear", deleted)}
 	}
 	return false, nil
 }

@@ -83,7 +83,7 @@ func (r *Reconciler) countForeign(ctx context.Context, userID string, ns *metav1
 		if _, err := r.apply.apply(ctx, render.Inventory(ns.Name, userID), ""); err != nil {
 			return nil, err
 		}
-		return nil, &waitingError{what: "the new inventory quota of namespace " + ns.Name + " to count"}
+		return nil, &waitingError{what: "the new inventory quota of namespace " + ns.Name + " to count its objects", reason: ReasonTakingInventory}
 	}
 	var q corev1.ResourceQuota
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &q); err != nil {
@@ -95,7 +95,7 @@ func (r *Reconciler) countForeign(ctx context.Context, userID string, ns *metav1
 		c := render.InventoryCounts[name]
 		used, ok := q.Status.Used[name]
 		if !ok && !fresh {
-			return nil, &waitingError{what: "the inventory quota of namespace " + ns.Name + " to count " + c.Kind + "s"}
+			return nil, &waitingError{what: "the inventory quota of namespace " + ns.Name + " to count " + c.Kind + "s", reason: ReasonTakingInventory}
 		}
 		if n := used.Value() - c.Baseline; n > 0 {
 			out = append(out, fmt.Sprintf("%d %s", n, c.Kind))
@@ -107,7 +107,8 @@ func (r *Reconciler) countForeign(ctx context.Context, userID string, ns *metav1
 	}
 	first, _ := r.settling.LoadOrStore(ns.Name, r.now())
 	if r.now().Sub(first.(time.Time)) < inventorySettle {
-		return nil, &waitingError{what: "the counts of namespace " + ns.Name + " to settle (" + strings.Join(out, ", ") + ")"}
+		return nil, &waitingError{what: "the counts of namespace " + ns.Name + " to settle before keeping it for them (" + strings.Join(out, ", ") + ")",
+			reason: ReasonTakingInventory}
 	}
 	return out, nil
 }

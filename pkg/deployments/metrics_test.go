@@ -13,6 +13,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
@@ -112,6 +113,22 @@ func TestRunPhasesCountsAReconcileEndingInError(t *testing.T) {
 		run(ok, waiting)
 		run(ok, ok)
 		assert.Equal(t, before, totalErrors(t))
+	})
+
+	t.Run("a wait with a reason says so in the status", func(t *testing.T) {
+		deleting := func(_ context.Context, s *scope) (bool, error) {
+			s.summarize(v1alpha1.PhaseDeleting, conditions.InProgress, ReasonDeleting, "removing every child")
+			return false, nil
+		}
+		waiting := func(context.Context, *scope) (bool, error) {
+			return true, &waitingError{what: "the counts of namespace user-bob to settle", reason: ReasonTakingInventory}
+		}
+		s := run(deleting, waiting)
+		assert.Equal(t, v1alpha1.PhaseDeleting, s.status.Phase)
+		c := meta.FindStatusCondition(s.status.Conditions, v1alpha1.ConditionReady)
+		require.NotNil(t, c)
+		assert.Equal(t, ReasonTakingInventory, c.Reason)
+		assert.Equal(t, "waiting for the counts of namespace user-bob to settle", c.Message)
 	})
 }
 

@@ -33,7 +33,7 @@ func (r *Reconciler) ensureNamespace(ctx context.Context, s *scope) (bool, error
 	created, restore := true, ""
 	if ns != nil {
 		if ns.DeletionTimestamp != nil {
-			return true, &waitingError{what: "the terminating namespace " + name}
+			return true, &waitingError{what: "the terminating namespace " + name + " to disappear", reason: ReasonNamespaceTerminating}
 		}
 		if created, restore, err = render.Adoption(name, s.ud.Spec.UserID, ns.Labels, ns.Annotations); err != nil {
 			return true, stalled(ReasonNamespaceNotOwned, err.Error())

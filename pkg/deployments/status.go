@@ -54,6 +54,8 @@ const (
 	ReasonNamespaceKept        = "NamespaceKept"
 	ReasonClaimReattached      = "ClaimReattached"
 	ReasonClaimsRetained       = "ClaimsRetained"
+	ReasonTakingInventory      = "TakingInventory"
+	ReasonNamespaceTerminating = "NamespaceTerminating"
 )
 
 // stalledError is an input problem no retry can fix; a spec or template
@@ -97,6 +99,13 @@ func (r *Reconciler) onError(ctx context.Context, s *scope, err error) (ctrl.Res
 	switch {
 	case errors.As(err, &waiting):
 		ctrl.LoggerFrom(ctx).V(1).Info(waiting.Error())
+		if waiting.reason != "" {
+			phase := s.status.Phase
+			if phase == "" || phase == v1alpha1.PhaseError {
+				phase = v1alpha1.PhasePending
+			}
+			s.summarize(phase, conditions.InProgress, waiting.reason, waiting.Error())
+		}
 		return ctrl.Result{RequeueAfter: retryWaiting}, nil
 	case errors.As(err, &st):
 		if st.reason == ReasonTemplateNotFound {
