@@ -17559,7 +17559,7 @@ func schema_scheduler_apis_scheduler_v1alpha1_AgentTaskSpec(ref common.Reference
 					},
 					"input": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Input is passed to the agent as environment variables, one per key. Keys must be valid environment variable names.",
+							Description: "Input is passed to the agent as environment variables, one per key, verbatim: \"$(NAME)\" in a value is not expanded. Keys are environment variable names; names that change how the agent's process loads code, resolves names, trusts certificates or routes traffic are refused, in any letter case: LD_*, DYLD_*, BASH_FUNC_*, KUBERNETES_*, GLIBC_TUNABLES, MALLOC_*, the proxy variables (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY, NO_PROXY, FTP_PROXY, GRPC_PROXY), the TLS trust variables (SSL_CERT_FILE, SSL_CERT_DIR, REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE, NODE_EXTRA_CA_CERTS, NODE_TLS_REJECT_UNAUTHORIZED, PYTHONHTTPSVERIFY), the resolver's (HOSTALIASES, LOCALDOMAIN, RES_OPTIONS, RESOLV_HOST_CONF), the loaders of interpreters and runtimes (PATH, PYTHONPATH, PYTHONHOME, PYTHONSTARTUP, PERL5LIB, PERL5OPT, PERLLIB, RUBYLIB, RUBYOPT, NODE_OPTIONS, NODE_PATH, JAVA_TOOL_OPTIONS, _JAVA_OPTIONS, JDK_JAVA_OPTIONS, CLASSPATH, GODEBUG, GCONV_PATH, NLSPATH, LOCPATH) and the shell's (BASH_ENV, ENV, SHELLOPTS, BASHOPTS, PS4, IFS). In all, keys and values hold at most 262144 bytes, each value at most 32768.",
 							Type:        []string{"object"},
 							AdditionalProperties: &spec.SchemaOrBool{
 								Allows: true,
@@ -19481,7 +19481,7 @@ func schema_scheduler_apis_scheduler_v1alpha1_WorkflowStep(ref common.ReferenceC
 					},
 					"input": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Input becomes the step task's input. Values may reference ${steps.N.output.KEY} (N is a 0-based step index), ${steps.NAME.output.KEY} and ${inputs.KEY}; \"$${\" writes a literal \"${\".",
+							Description: "Input becomes the step task's input. Values may reference ${steps.N.output.KEY} (N is a 0-based step index), ${steps.NAME.output.KEY} and ${inputs.KEY}; \"$${\" writes a literal \"${\". Keys follow the rules of an AgentTask's input (kubectl explain agenttask.spec.input), and the expanded input must fit its limits, or the workflow fails with reason InputTooLarge naming the step and key.",
 							Type:        []string{"object"},
 							AdditionalProperties: &spec.SchemaOrBool{
 								Allows: true,

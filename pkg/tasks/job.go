@@ -3,6 +3,7 @@ package tasks
 import (
 	"maps"
 	"slices"
+	"strings"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -125,14 +126,17 @@ func podSpec(task *v1alpha1.AgentTask, cfg Config) corev1.PodSpec {
 }
 
 // inputEnv turns the task's input into environment variables, sorted by name
-// so the same task always renders the same Job.
+// so the same task always renders the same Job. The kubelet expands "$(NAME)"
+// in env values and reduces "$$" to "$", so every "$" is doubled: the agent
+// sees each value verbatim, and an output one step returns cannot read
+// another variable into the next step's input.
 func inputEnv(input map[string]string) []corev1.EnvVar {
 	if len(input) == 0 {
 		return nil
 	}
 	env := make([]corev1.EnvVar, 0, len(input))
 	for _, name := range slices.Sorted(maps.Keys(input)) {
-		env = append(env, corev1.EnvVar{Name: name, Value: input[name]})
+		env = append(env, corev1.EnvVar{Name: name, Value: strings.ReplaceAll(input[name], "$", "$$")})
 	}
 	return env
 }

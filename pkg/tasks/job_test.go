@@ -20,7 +20,7 @@ func fullTask() *v1alpha1.AgentTask {
 		Spec: v1alpha1.AgentTaskSpec{
 			TaskID: "t-1", UserID: "u-1", Image: "ghcr.io/acme/agent:1.2",
 			Command: []string{"/agent"}, Args: []string{"--fast"},
-			Input:              map[string]string{"PROMPT": "hi", "A": "1"},
+			Input:              map[string]string{"PROMPT": "hi $(A) $$", "A": "1"},
 			TimeoutSeconds:     ptr.To[int64](600),
 			ServiceAccountName: "agent-sa",
 			ImagePullSecrets:   []string{"regcred"},
@@ -62,7 +62,8 @@ func TestBuildJobFullSpec(t *testing.T) {
 					},
 					Containers: []corev1.Container{{
 						Name: "agent", Image: "ghcr.io/acme/agent:1.2", Command: []string{"/agent"}, Args: []string{"--fast"},
-						Env: []corev1.EnvVar{{Name: "A", Value: "1"}, {Name: "PROMPT", Value: "hi"}},
+						// "$" doubled: the kubelet passes "hi $(A) $$" verbatim.
+						Env: []corev1.EnvVar{{Name: "A", Value: "1"}, {Name: "PROMPT", Value: "hi $$(A) $$$$"}},
 						Resources: corev1.ResourceRequirements{
 							Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("256Mi")},
 							Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")},

@@ -42,7 +42,7 @@ func TestRestartMidWorkflow(t *testing.T) {
 
 	startManager(t, k.ns)
 	three := k.waitTask("restart", "three", 0)
-	assert.Equal(t, map[string]string{"A": "1", "B": "2"}, three.Spec.Input)
+	assert.Equal(t, v1alpha1.TaskInput{"A": "1", "B": "2"}, three.Spec.Input)
 	k.finish(three, v1alpha1.TaskSucceeded, nil)
 	done := k.waitWorkflow("restart", v1alpha1.WorkflowSucceeded)
 	for _, s := range done.Status.StepStatuses {
@@ -181,7 +181,7 @@ func TestAllNamespaces(t *testing.T) {
 	k.create(stepWorkflow("anywhere", step("a", nil), step("b", map[string]string{"X": "${steps.a.output.x}"})))
 	k.finish(k.waitTask("anywhere", "a", 0), v1alpha1.TaskSucceeded, map[string]string{"x": "1"})
 	b := k.waitTask("anywhere", "b", 0)
-	assert.Equal(t, map[string]string{"X": "1"}, b.Spec.Input)
+	assert.Equal(t, v1alpha1.TaskInput{"X": "1"}, b.Spec.Input)
 	k.finish(b, v1alpha1.TaskSucceeded, nil)
 	k.waitWorkflow("anywhere", v1alpha1.WorkflowSucceeded)
 }

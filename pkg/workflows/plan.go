@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -66,7 +67,11 @@ func decide(obs *observation) plan {
 	p := plan{}
 	if obs.invalid != nil || obs.tenant != "" {
 		reason, msg := tenancy.ReasonTenantMismatch, obs.tenant
-		if obs.tenant == "" {
+		switch {
+		case obs.tenant != "":
+		case errors.As(obs.invalid, new(*inputTooLargeError)):
+			reason, msg = ReasonInputTooLarge, obs.invalid.Error()
+		default:
 			reason, msg = ReasonInvalidSpec, "invalid spec: "+obs.invalid.Error()
 		}
 		finish(obs, st, views, reason, msg)
@@ -135,8 +140,11 @@ func startable(obs *observation, views []stepView) ([]start, int) {
 	for k := range out {
 		input, err := resolveInput(obs, views, out[k].step)
 		if err != nil {
-			i := out[k].step
-			views[i] = views[i].fail(obs, nil, ReasonMissingOutput, err.Error())
+			i, reason := out[k].step, ReasonMissingOutput
+			if errors.As(err, new(*inputTooLargeError)) {
+				reason = ReasonInputTooLarge
+			}
+			views[i] = views[i].fail(obs, nil, reason, err.Error())
 			return nil, i
 		}
 		out[k].input = input
@@ -144,14 +152,18 @@ func startable(obs *observation, views []stepView) ([]start, int) {
 	return out, -1
 }
 
-// resolveInput substitutes step i's input values.
+// resolveInput substitutes step i's input values. The expansion stops at the
+// task input limits (inputLimits), so memory stays bounded whatever the
+// values reference.
 func resolveInput(obs *observation, views []stepView, i int) (map[string]string, error) {
 	step := obs.wf.Spec.Steps[i]
 	if len(step.Input) == 0 {
 		return nil, nil
 	}
 	out := make(map[string]string, len(step.Input))
+	left := v1alpha1.MaxInputBytes
 	for _, key := range sortedKeys(step.Input) {
+		limit := min(v1alpha1.MaxInputValueBytes, left-len(key))
 		v, err := subst.Expand(step.Input[key], func(ref subst.Ref) (string, error) {
 			if ref.Kind == subst.Input {
 				return obs.wf.Spec.Input[ref.Key], nil
@@ -162,11 +174,15 @@ func resolveInput(obs *observation, views []stepView, i int) (map[string]string,
 				return "", fmt.Errorf("step %q produced no output key %q", views[j].status.Name, ref.Key)
 			}
 			return val, nil
-		})
+		}, max(limit, 0))
+		if errors.Is(err, subst.ErrTooLarge) {
+			return nil, &inputTooLargeError{key: key, total: limit < v1alpha1.MaxInputValueBytes}
+		}
 		if err != nil {
 			return nil, fmt.Errorf("input %q: %w", key, err)
 		}
 		out[key] = v
+		left -= len(key) + len(v)
 	}
 	return out, nil
 }

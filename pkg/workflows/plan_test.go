@@ -1,6 +1,8 @@
 package workflows
 
 import (
+	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -208,6 +210,50 @@ func TestDecide(t *testing.T) {
 			wantCurrent: 2,
 		},
 		{
+			name: "an input that expands past a value's limit fails before any step runs", now: now,
+			wf: makeWorkflow("fan").input(map[string]string{"big": strings.Repeat("x", 20<<10)}).
+				step("a", map[string]string{"OK": "${inputs.big}"}).
+				step("b", map[string]string{"TWICE": "${inputs.big}${inputs.big}"}).obj(),
+			wantPhase: v1alpha1.WorkflowFailed, wantReason: ReasonInputTooLarge,
+			wantMessage: `step "b" input "TWICE" expands to more than 32768 bytes, the limit of a task input value`,
+			wantSteps: []stepWant{
+				{phase: v1alpha1.StepSkipped, message: `not started: the workflow failed: step "b" input "TWICE" expands to more than 32768 bytes, the limit of a task input value`},
+				{phase: v1alpha1.StepSkipped, message: `not started: the workflow failed: step "b" input "TWICE" expands to more than 32768 bytes, the limit of a task input value`},
+			},
+			wantCurrent: 2,
+		},
+		{
+			name: "values that together pass a task's limit fail before any step runs", now: now,
+			wf: makeWorkflow("wide").input(map[string]string{"big": strings.Repeat("x", 30<<10)}).
+				step("a", func() map[string]string {
+					in := map[string]string{}
+					for i := range 9 {
+						in[fmt.Sprintf("K%d", i)] = "${inputs.big}"
+					}
+					return in
+				}()).obj(),
+			wantPhase: v1alpha1.WorkflowFailed, wantReason: ReasonInputTooLarge,
+			wantMessage: `step "a" input "K8": the input expands to more than 262144 bytes in all, the limit of a task's input`,
+			wantSteps: []stepWant{
+				{phase: v1alpha1.StepSkipped, message: `not started: the workflow failed: step "a" input "K8": the input expands to more than 262144 bytes in all, the limit of a task's input`},
+			},
+			wantCurrent: 1,
+		},
+		{
+			name: "an output too large to substitute fails the step that reads it", now: now,
+			wf: makeWorkflow("out").step("a", nil).step("b", map[string]string{"IN": "<${steps.a.output.k}>"}).obj(),
+			tasks: func(wf *v1alpha1.Workflow) []*v1alpha1.AgentTask {
+				return []*v1alpha1.AgentTask{task(wf, "a", 0, v1alpha1.TaskSucceeded, map[string]string{"k": strings.Repeat("x", 32767)})}
+			},
+			wantPhase: v1alpha1.WorkflowFailed, wantReason: ReasonInputTooLarge,
+			wantMessage: `step "b" failed: input "IN" expands to more than 32768 bytes, the limit of a task input value`,
+			wantSteps: []stepWant{
+				{phase: v1alpha1.StepSucceeded, attempts: 1},
+				{phase: v1alpha1.StepFailed, message: `input "IN" expands to more than 32768 bytes, the limit of a task input value`},
+			},
+			wantCurrent: 2,
+		},
+		{
 			name: "deleted task fails its step", now: now,
 			wf: func() *v1alpha1.Workflow {
 				wf := makeWorkflow("gone").step("a", nil).started().obj()
@@ -302,4 +348,32 @@ func TestBackoff(t *testing.T) {
 	}
 	assert.Equal(t, []time.Duration{5 * time.Second, 10 * time.Second, 20 * time.Second, 30 * time.Second, 30 * time.Second}, got)
 	assert.Equal(t, 5*time.Second, backoff(v1alpha1.WorkflowStep{}, 0))
+}
+
+// TestPathologicalFanOutStaysSmall: one 32 KiB input referenced in every
+// value of 40 steps (gigabytes if expanded) fails the workflow on its first
+// decision, and deciding allocates a few MiB, not the expansion.
+func TestPathologicalFanOutStaysSmall(t *testing.T) {
+	b := makeWorkflow("bomb").input(map[string]string{"BIG": strings.Repeat("x", 32<<10)})
+	value := strings.Repeat("${inputs.BIG}", 21) // 273 bytes; 40x128 of them fit one object
+	for i := range 40 {
+		in := map[string]string{}
+		for k := range 128 {
+			in[fmt.Sprintf("K%03d", k)] = value
+		}
+		b.step(fmt.Sprintf("s%02d", i), in)
+	}
+	wf := b.obj()
+
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	p := decide(observe(wf, t0.Add(time.Minute)))
+	runtime.ReadMemStats(&after)
+
+	assert.Equal(t, v1alpha1.WorkflowFailed, p.status.Phase)
+	assert.Equal(t, ReasonInputTooLarge, p.reason)
+	assert.Equal(t, `step "s00" input "K000" expands to more than 32768 bytes, the limit of a task input value`, p.status.Message)
+	assert.Empty(t, p.starts)
+	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(8<<20), "allocated %d bytes", after.TotalAlloc-before.TotalAlloc)
 }

@@ -11,13 +11,15 @@ import (
 
 // Condition and step reasons.
 const (
-	ReasonRunning          = "Running"
-	ReasonSucceeded        = "Succeeded"
-	ReasonInvalidSpec      = "InvalidSpec"
-	ReasonTimeout          = "Timeout"
-	ReasonStepFailed       = "StepFailed"
-	ReasonMissingOutput    = "MissingOutput"
-	ReasonOutputTooLarge   = "OutputTooLarge"
+	ReasonRunning        = "Running"
+	ReasonSucceeded      = "Succeeded"
+	ReasonInvalidSpec    = "InvalidSpec"
+	ReasonTimeout        = "Timeout"
+	ReasonStepFailed     = "StepFailed"
+	ReasonMissingOutput  = "MissingOutput"
+	ReasonOutputTooLarge = "OutputTooLarge"
+	// ReasonInputTooLarge: a step's input expands beyond the task input limits.
+	ReasonInputTooLarge    = "InputTooLarge"
 	ReasonTaskDeleted      = "TaskDeleted"
 	ReasonTaskNameConflict = "TaskNameConflict"
 	// ReasonStepTaskNotOwned: a task names the workflow as its owner but the

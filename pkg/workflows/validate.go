@@ -10,10 +10,12 @@ import (
 )
 
 // validateSpec checks what admission cannot: the dependsOn graph is acyclic,
-// and every reference in every step input is well formed, names a workflow
-// input that is set or a step that is an ancestor of the referencing step.
-// It runs before any step starts; missing output keys can only be found once
-// the producing step finished.
+// every reference in every step input is well formed, names a workflow input
+// that is set or a step that is an ancestor of the referencing step, and no
+// step's input exceeds the task input limits even if every step output it
+// references is empty (checkInputSize). It runs before any step starts;
+// missing output keys and outputs too large to substitute can only be found
+// once the producing step finished.
 func validateSpec(spec *v1alpha1.WorkflowSpec) (*dag.Graph, error) {
 	nodes := make([]dag.Step, len(spec.Steps))
 	for i, s := range spec.Steps {
@@ -35,8 +37,51 @@ func validateSpec(spec *v1alpha1.WorkflowSpec) (*dag.Graph, error) {
 				}
 			}
 		}
+		if err := checkInputSize(spec, step); err != nil {
+			return nil, err
+		}
 	}
 	return g, nil
+}
+
+// checkInputSize measures step's input as if every step output it references
+// were empty, without building it: the least it can expand to.
+func checkInputSize(spec *v1alpha1.WorkflowSpec, step v1alpha1.WorkflowStep) error {
+	total := 0
+	for _, key := range sortedKeys(step.Input) {
+		n, err := subst.Size(step.Input[key], func(ref subst.Ref) int {
+			if ref.Kind == subst.Input {
+				return len(spec.Input[ref.Key])
+			}
+			return 0
+		})
+		if err != nil {
+			return fmt.Errorf("step %q input %q: %w", step.Name, key, err)
+		}
+		if n > v1alpha1.MaxInputValueBytes {
+			return fmt.Errorf("step %q %w", step.Name, &inputTooLargeError{key: key})
+		}
+		if total = subst.SaturatingAdd(total, len(key)+n); total > v1alpha1.MaxInputBytes {
+			return fmt.Errorf("step %q %w", step.Name, &inputTooLargeError{key: key, total: true})
+		}
+	}
+	return nil
+}
+
+// inputTooLargeError is a step input that expands beyond the task input limits.
+type inputTooLargeError struct {
+	key string
+	// total: the input as a whole is too large, not the value of key alone.
+	total bool
+}
+
+func (e *inputTooLargeError) Error() string {
+	if e.total {
+		return fmt.Sprintf("input %q: the input expands to more than %d bytes in all, the limit of a task's input",
+			e.key, v1alpha1.MaxInputBytes)
+	}
+	return fmt.Sprintf("input %q expands to more than %d bytes, the limit of a task input value",
+		e.key, v1alpha1.MaxInputValueBytes)
 }
 
 func checkRef(spec *v1alpha1.WorkflowSpec, g *dag.Graph, i int, ref subst.Ref) error {

@@ -44,7 +44,7 @@ func TestSequentialOutputsAndWebhook(t *testing.T) {
 	created := k.create(wf)
 
 	fetch := k.waitTask("seq", "fetch", 0)
-	assert.Equal(t, map[string]string{"Q": "operators"}, fetch.Spec.Input)
+	assert.Equal(t, v1alpha1.TaskInput{"Q": "operators"}, fetch.Spec.Input)
 	assert.Equal(t, fetch.Name, fetch.Spec.TaskID)
 	assert.Equal(t, "u1", fetch.Spec.UserID)
 	assert.Equal(t, []string{fetch.Name}, k.taskNames("seq"), "only the first step runs")
@@ -55,11 +55,11 @@ func TestSequentialOutputsAndWebhook(t *testing.T) {
 	k.finish(fetch, v1alpha1.TaskSucceeded, map[string]string{"body": "long text"})
 
 	sum := k.waitTask("seq", "summarize", 0)
-	assert.Equal(t, map[string]string{"TEXT": "long text", "LIT": "${steps.0.output.body}"}, sum.Spec.Input)
+	assert.Equal(t, v1alpha1.TaskInput{"TEXT": "long text", "LIT": "${steps.0.output.body}"}, sum.Spec.Input)
 	k.finish(sum, v1alpha1.TaskSucceeded, map[string]string{"summary": "short"})
 
 	post := k.waitTask("seq", "post", 0)
-	assert.Equal(t, map[string]string{"SUMMARY": "short", "BOTH": "long text|operators"}, post.Spec.Input)
+	assert.Equal(t, v1alpha1.TaskInput{"SUMMARY": "short", "BOTH": "long text|operators"}, post.Spec.Input)
 	k.finish(post, v1alpha1.TaskSucceeded, map[string]string{"url": "https://example.com/p/1"})
 
 	done := k.waitWorkflow("seq", v1alpha1.WorkflowSucceeded)
@@ -147,8 +147,8 @@ func TestDiamondDAG(t *testing.T) {
 	k.finish(k.waitTask("dia", "plan", 0), v1alpha1.TaskSucceeded, map[string]string{"p": "P"})
 	left := k.waitTask("dia", "left", 0)
 	right := k.waitTask("dia", "right", 0)
-	assert.Equal(t, map[string]string{"P": "P"}, left.Spec.Input)
-	assert.Equal(t, map[string]string{"P": "P"}, right.Spec.Input)
+	assert.Equal(t, v1alpha1.TaskInput{"P": "P"}, left.Spec.Input)
+	assert.Equal(t, v1alpha1.TaskInput{"P": "P"}, right.Spec.Input)
 	require.Eventually(t, func() bool {
 		st := k.workflow("dia").Status
 		return len(st.StepStatuses) == 4 && st.StepStatuses[1].Phase == v1alpha1.StepRunning && st.StepStatuses[2].Phase == v1alpha1.StepRunning
@@ -164,7 +164,7 @@ func TestDiamondDAG(t *testing.T) {
 
 	k.finish(right, v1alpha1.TaskSucceeded, map[string]string{"v": "R"})
 	join := k.waitTask("dia", "join", 0)
-	assert.Equal(t, map[string]string{"L": "L", "R": "R", "P": "P"}, join.Spec.Input)
+	assert.Equal(t, v1alpha1.TaskInput{"L": "L", "R": "R", "P": "P"}, join.Spec.Input)
 	k.finish(join, v1alpha1.TaskSucceeded, nil)
 	k.waitWorkflow("dia", v1alpha1.WorkflowSucceeded)
 	assert.Equal(t, names("dia", "plan 0", "left 0", "right 0", "join 0"), k.taskNames("dia"))
@@ -194,7 +194,7 @@ func TestRetriesThenSuccess(t *testing.T) {
 	third := k.waitTask("retry", "flaky", 2)
 	k.finish(third, v1alpha1.TaskSucceeded, map[string]string{"x": "third time lucky"})
 	after := k.waitTask("retry", "after", 0)
-	assert.Equal(t, map[string]string{"X": "third time lucky"}, after.Spec.Input)
+	assert.Equal(t, v1alpha1.TaskInput{"X": "third time lucky"}, after.Spec.Input)
 	k.finish(after, v1alpha1.TaskSucceeded, nil)
 
 	done := k.waitWorkflow("retry", v1alpha1.WorkflowSucceeded)

@@ -118,7 +118,7 @@ var agentTaskFixture = kindFixture[*agentTask, *schedulerv1alpha1.AgentTaskList,
 	},
 	checkAppliedSpec: func(t *testing.T, a *agentTask) {
 		assert.Equal(t, "apply-0001", a.Spec.TaskID)
-		assert.Equal(t, map[string]string{"PROMPT": "hello"}, a.Spec.Input)
+		assert.Equal(t, schedulerv1alpha1.TaskInput{"PROMPT": "hello"}, a.Spec.Input)
 		assert.Equal(t, ptr.To[int64](300), a.Spec.TimeoutSeconds)
 		require.NotNil(t, a.Spec.Resources)
 		assert.Equal(t, "100m", a.Spec.Resources.Requests.CPU.String())

@@ -1,6 +1,8 @@
 package integration
 
 import (
+	"fmt"
+	"regexp"
 	"strings"
 
 	"k8s.io/utils/ptr"
@@ -8,7 +10,9 @@ import (
 
 // invalidAgentTaskCases break one AgentTask rule each.
 func invalidAgentTaskCases() []invalidCase {
-	return []invalidCase{
+	return append(reservedInputKeyCases("agenttask", "spec.input", func(key string) objectFactory {
+		return newAgentTask(func(a *agentTask) { a.Spec.Input[key] = "x" })
+	}), []invalidCase{
 		{
 			name:  "agenttask taskId with a slash",
 			obj:   newAgentTask(func(a *agentTask) { a.Spec.TaskID = "task/0001" }),
@@ -70,6 +74,11 @@ func invalidAgentTaskCases() []invalidCase {
 			field: "spec.input", msg: "input keys must be environment variable names",
 		},
 		{
+			name:  "agenttask input over the total limit",
+			obj:   newAgentTask(func(a *agentTask) { a.Spec.Input = bulkyInput(9, 30000) }),
+			field: "spec.input", msg: "input must be at most 262144 bytes in all, keys and values together",
+		},
+		{
 			name:  "agenttask input value too long",
 			obj:   newAgentTask(func(a *agentTask) { a.Spec.Input["PROMPT"] = strings.Repeat("p", 32769) }),
 			field: "spec.input", msg: "each input value must be at most 32768 characters",
@@ -127,5 +136,45 @@ func invalidAgentTaskCases() []invalidCase {
 			update: as(func(a *agentTask) { a.Spec.TimeoutSeconds = ptr.To[int64](1200) }),
 			field:  "spec", msg: "spec is immutable: create a new AgentTask to run again",
 		},
+	}...)
+}
+
+// reservedInputKeys change how an agent loads code, resolves names, trusts
+// certificates or routes traffic; admission refuses each in any letter case.
+var reservedInputKeys = []string{
+	"LD_PRELOAD", "ld_library_path", "DYLD_INSERT_LIBRARIES", "BASH_FUNC_x%%", "KUBERNETES_SERVICE_HOST",
+	"GLIBC_TUNABLES", "MALLOC_ARENA_MAX", "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "ALL_PROXY", "NO_PROXY",
+	"GRPC_PROXY", "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "NODE_EXTRA_CA_CERTS", "NODE_TLS_REJECT_UNAUTHORIZED",
+	"HOSTALIASES", "RES_OPTIONS", "PATH", "PYTHONPATH", "PYTHONSTARTUP", "PERL5OPT", "RUBYOPT", "NODE_OPTIONS",
+	"JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "CLASSPATH", "GODEBUG", "GCONV_PATH", "BASH_ENV", "ENV", "IFS",
+}
+
+// allowedInputKeys look like reserved ones but are not.
+var allowedInputKeys = []string{"LDAP_URL", "PROXY_URL", "PATH_PREFIX", "ENVIRONMENT", "MY_HTTP_PROXY", "PYTHON_VERSION", "NODE_ENV"}
+
+func reservedInputKeyCases(kind, field string, withKey func(string) objectFactory) []invalidCase {
+	var out []invalidCase
+	for _, key := range reservedInputKeys {
+		if !envName.MatchString(key) {
+			continue
+		}
+		out = append(out, invalidCase{
+			name: kind + " input key " + key, obj: withKey(key),
+			field: field, msg: "input key " + key + " is refused: it changes how the agent loads code",
+		})
 	}
+	return out
+}
+
+// envName is the key rule of a task input; reserved keys that break it are
+// refused by that rule instead.
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// bulkyInput returns n keys with values of size bytes each.
+func bulkyInput(n, size int) map[string]string {
+	in := map[string]string{}
+	for i := range n {
+		in[fmt.Sprintf("K%d", i)] = strings.Repeat("v", size)
+	}
+	return in
 }

@@ -216,6 +216,24 @@ func validCases() []validCase {
 	name63 := strings.Repeat("a", 63)
 	return []validCase{
 		{name: "agenttask name of 63 characters", obj: newAgentTask(func(a *agentTask) { a.Name = name63 })},
+		{
+			name: "agenttask input keys that only look reserved",
+			obj: newAgentTask(func(a *agentTask) {
+				for _, k := range allowedInputKeys {
+					a.Spec.Input[k] = "x"
+				}
+			}),
+		},
+		{
+			name: "agenttask input of exactly the total limit",
+			obj: newAgentTask(func(a *agentTask) {
+				a.Spec.Input = bulkyInput(8, 32768-2) // keys K0..K7 are 2 bytes: 8 x 32768 = 262144
+			}),
+		},
+		{
+			name: "workflow step input of exactly the total limit",
+			obj:  newWorkflow(func(w *workflow) { w.Spec.Steps[0].Input = bulkyInput(8, 32768-2) }),
+		},
 		{name: "userdeployment name of 63 characters", obj: newUserDeployment(func(u *userDeployment) { u.Name = name63 })},
 		{name: "userdeployment userId of 40 characters", obj: newUserDeployment(func(u *userDeployment) { u.Spec.UserID = strings.Repeat("u", 40) })},
 		{name: "userdeployment containerPort 1", obj: newImageUserDeployment(func(u *userDeployment) { u.Spec.ContainerPort = ptr.To[int32](1) })},

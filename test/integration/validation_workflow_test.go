@@ -10,7 +10,9 @@ import (
 
 // invalidWorkflowCases break one Workflow rule each.
 func invalidWorkflowCases() []invalidCase {
-	return []invalidCase{
+	return append(reservedInputKeyCases("workflow step", "spec.steps[0].input", func(key string) objectFactory {
+		return newWorkflow(func(w *workflow) { w.Spec.Steps[0].Input[key] = "x" })
+	}), []invalidCase{
 		{
 			name:  "workflow name with a dot",
 			obj:   newWorkflow(func(w *workflow) { w.Name = "nightly.report" }),
@@ -66,6 +68,11 @@ func invalidWorkflowCases() []invalidCase {
 			name:  "workflow step input key not an env name",
 			obj:   newWorkflow(func(w *workflow) { w.Spec.Steps[0].Input["9URL"] = "x" }),
 			field: "spec.steps[0].input", msg: "input keys must be environment variable names",
+		},
+		{
+			name:  "workflow step input over the total limit",
+			obj:   newWorkflow(func(w *workflow) { w.Spec.Steps[0].Input = bulkyInput(9, 30000) }),
+			field: "spec.steps[0].input", msg: "input must be at most 262144 bytes in all, keys and values together",
 		},
 		{
 			name:  "workflow step input value too long",
@@ -124,5 +131,5 @@ func invalidWorkflowCases() []invalidCase {
 			update: as(func(w *workflow) { w.Spec.Input["REPO_URL"] = "https://git.example.com/other.git" }),
 			field:  "spec", msg: "spec is immutable: create a new Workflow to run again",
 		},
-	}
+	}...)
 }

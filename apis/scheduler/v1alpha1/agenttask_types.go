@@ -55,13 +55,24 @@ type AgentTaskSpec struct {
 	// +kubebuilder:validation:MaxItems=256
 	// +kubebuilder:validation:items:MaxLength=32768
 	Args []string `json:"args,omitempty"`
-	// Input is passed to the agent as environment variables, one per key.
-	// Keys must be valid environment variable names.
+	// Input is passed to the agent as environment variables, one per key,
+	// verbatim: "$(NAME)" in a value is not expanded. Keys are
+	// environment variable names; names that change how the agent's process
+	// loads code, resolves names, trusts certificates or routes traffic are
+	// refused, in any letter case: LD_*, DYLD_*, BASH_FUNC_*, KUBERNETES_*,
+	// GLIBC_TUNABLES, MALLOC_*, the proxy variables (HTTP_PROXY, HTTPS_PROXY,
+	// ALL_PROXY, NO_PROXY, FTP_PROXY, GRPC_PROXY), the TLS trust variables
+	// (SSL_CERT_FILE, SSL_CERT_DIR, REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE,
+	// NODE_EXTRA_CA_CERTS, NODE_TLS_REJECT_UNAUTHORIZED, PYTHONHTTPSVERIFY), the
+	// resolver's (HOSTALIASES, LOCALDOMAIN, RES_OPTIONS, RESOLV_HOST_CONF), the
+	// loaders of interpreters and runtimes (PATH, PYTHONPATH, PYTHONHOME,
+	// PYTHONSTARTUP, PERL5LIB, PERL5OPT, PERLLIB, RUBYLIB, RUBYOPT, NODE_OPTIONS,
+	// NODE_PATH, JAVA_TOOL_OPTIONS, _JAVA_OPTIONS, JDK_JAVA_OPTIONS, CLASSPATH,
+	// GODEBUG, GCONV_PATH, NLSPATH, LOCPATH) and the shell's (BASH_ENV, ENV,
+	// SHELLOPTS, BASHOPTS, PS4, IFS).
+	// In all, keys and values hold at most 262144 bytes, each value at most 32768.
 	// +optional
-	// +kubebuilder:validation:MaxProperties=128
-	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^[A-Za-z_][A-Za-z0-9_]*$') && size(k) <= 128)",message="input keys must be environment variable names: letters, digits and '_', not starting with a digit, at most 128 characters"
-	// +kubebuilder:validation:XValidation:rule="self.all(k, size(self[k]) <= 32768)",message="each input value must be at most 32768 characters"
-	Input map[string]string `json:"input,omitempty"`
+	Input TaskInput `json:"input,omitempty"`
 	// TimeoutSeconds bounds the run: the Job's activeDeadlineSeconds. A task
 	// that runs longer ends in phase Timeout. Unset means no limit.
 	// +optional

@@ -61,6 +61,25 @@ type SecretKeyReference struct {
 	Key string `json:"key"`
 }
 
+// Task input limits: the CEL rules of TaskInput enforce them at admission, and
+// the workflows manager stops expanding a step's input at them.
+const (
+	// MaxInputValueBytes is the most bytes one input value may hold.
+	MaxInputValueBytes = 32768
+	// MaxInputBytes is the most bytes a task's input may hold in all, keys
+	// and values together.
+	MaxInputBytes = 262144
+)
+
+// TaskInput is a task's input: one environment variable per key. The rules
+// are explained on AgentTaskSpec.Input.
+// +kubebuilder:validation:MaxProperties=128
+// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^[A-Za-z_][A-Za-z0-9_]*$') && size(k) <= 128)",message="input keys must be environment variable names: letters, digits and '_', not starting with a digit, at most 128 characters"
+// +kubebuilder:validation:XValidation:rule="self.all(k, !k.upperAscii().matches('^(LD_|DYLD_|BASH_FUNC_|KUBERNETES_|MALLOC_)|^(GLIBC_TUNABLES|(HTTPS?|ALL|NO|FTP|GRPC)_PROXY|SSL_CERT_(FILE|DIR)|REQUESTS_CA_BUNDLE|CURL_CA_BUNDLE|NODE_EXTRA_CA_CERTS|NODE_TLS_REJECT_UNAUTHORIZED|PYTHONHTTPSVERIFY|HOSTALIASES|LOCALDOMAIN|RES_OPTIONS|RESOLV_HOST_CONF|PATH|PYTHON(PATH|HOME|STARTUP)|PERL5LIB|PERL5OPT|PERLLIB|RUBYLIB|RUBYOPT|NODE_(OPTIONS|PATH)|JAVA_TOOL_OPTIONS|_JAVA_OPTIONS|JDK_JAVA_OPTIONS|CLASSPATH|GODEBUG|GCONV_PATH|NLSPATH|LOCPATH|BASH_ENV|ENV|SHELLOPTS|BASHOPTS|PS4|IFS)$'))",messageExpression="'input key ' + self.filter(k, k.upperAscii().matches('^(LD_|DYLD_|BASH_FUNC_|KUBERNETES_|MALLOC_)|^(GLIBC_TUNABLES|(HTTPS?|ALL|NO|FTP|GRPC)_PROXY|SSL_CERT_(FILE|DIR)|REQUESTS_CA_BUNDLE|CURL_CA_BUNDLE|NODE_EXTRA_CA_CERTS|NODE_TLS_REJECT_UNAUTHORIZED|PYTHONHTTPSVERIFY|HOSTALIASES|LOCALDOMAIN|RES_OPTIONS|RESOLV_HOST_CONF|PATH|PYTHON(PATH|HOME|STARTUP)|PERL5LIB|PERL5OPT|PERLLIB|RUBYLIB|RUBYOPT|NODE_(OPTIONS|PATH)|JAVA_TOOL_OPTIONS|_JAVA_OPTIONS|JDK_JAVA_OPTIONS|CLASSPATH|GODEBUG|GCONV_PATH|NLSPATH|LOCPATH|BASH_ENV|ENV|SHELLOPTS|BASHOPTS|PS4|IFS)$'))[0] + ' is refused: it changes how the agent loads code, resolves names, trusts certificates or routes traffic'"
+// +kubebuilder:validation:XValidation:rule="self.all(k, size(self[k]) <= 32768)",message="each input value must be at most 32768 characters"
+// +kubebuilder:validation:XValidation:rule="self.map(k, size(k) + size(self[k])).sum() <= 262144",message="input must be at most 262144 bytes in all, keys and values together"
+type TaskInput map[string]string
+
 // EnvVar is one environment variable with a literal value.
 type EnvVar struct {
 	// Name of the variable: letters, digits and underscores, not starting with a digit.

@@ -104,12 +104,12 @@ type WorkflowStep struct {
 	Args []string `json:"args,omitempty"`
 	// Input becomes the step task's input. Values may reference
 	// ${steps.N.output.KEY} (N is a 0-based step index), ${steps.NAME.output.KEY}
-	// and ${inputs.KEY}; "$${" writes a literal "${".
+	// and ${inputs.KEY}; "$${" writes a literal "${". Keys follow the rules of
+	// an AgentTask's input (kubectl explain agenttask.spec.input), and the
+	// expanded input must fit its limits, or the workflow fails with reason
+	// InputTooLarge naming the step and key.
 	// +optional
-	// +kubebuilder:validation:MaxProperties=128
-	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^[A-Za-z_][A-Za-z0-9_]*$') && size(k) <= 128)",message="input keys must be environment variable names: letters, digits and '_', not starting with a digit, at most 128 characters"
-	// +kubebuilder:validation:XValidation:rule="self.all(k, size(self[k]) <= 32768)",message="each input value must be at most 32768 characters"
-	Input map[string]string `json:"input,omitempty"`
+	Input TaskInput `json:"input,omitempty"`
 	// TimeoutSeconds bounds each attempt of the step.
 	// +optional
 	// +kubebuilder:validation:Minimum=1

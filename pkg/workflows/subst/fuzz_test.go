@@ -2,6 +2,7 @@ package subst
 
 import (
 	"errors"
+	"math"
 	"strings"
 	"testing"
 
@@ -16,7 +17,10 @@ import (
 //   - Expand calls the resolver exactly once per reference, in order, and its
 //     output is the literal segments with each reference replaced;
 //   - when every reference resolves, the output holds no "${" other than the
-//     ones written as "$${" escapes: nothing unresolved leaks through.
+//     ones written as "$${" escapes: nothing unresolved leaks through;
+//   - the output bound: with a limit, Expand returns the same output when it
+//     fits (Size predicts its length) and ErrTooLarge when it does not, and
+//     never a longer result.
 func FuzzExpand(f *testing.F) {
 	for _, seed := range []string{
 		"", "plain", "${steps.0.output.a}", "${steps.build.output.img}", "${inputs.X}", "$${inputs.X}",
@@ -27,13 +31,13 @@ func FuzzExpand(f *testing.F) {
 	}
 	noRefs := func(Ref) (string, error) { return "", errors.New("unexpected reference") }
 	f.Fuzz(func(t *testing.T, s string) {
-		got, err := Expand(Escape(s), noRefs)
+		got, err := Expand(Escape(s), noRefs, len(s))
 		require.NoError(t, err)
 		require.Equal(t, s, got)
 
 		segs, perr := Parse(s)
 		var calls []Ref
-		out, eerr := Expand(s, func(r Ref) (string, error) { calls = append(calls, r); return "<v>", nil })
+		out, eerr := Expand(s, func(r Ref) (string, error) { calls = append(calls, r); return "<v>", nil }, math.MaxInt)
 		if perr != nil {
 			require.ErrorIs(t, eerr, ErrMalformed)
 			require.Empty(t, calls)
@@ -58,5 +62,19 @@ func FuzzExpand(f *testing.F) {
 		assert.Equal(t, want.String(), out)
 		assert.Equal(t, refs, calls)
 		assert.LessOrEqual(t, strings.Count(out, "${"), escaped, "unresolved reference in %q -> %q", s, out)
+
+		size, err := Size(s, func(Ref) int { return len("<v>") })
+		require.NoError(t, err)
+		assert.Equal(t, len(out), size)
+		for _, limit := range []int{0, len(out) / 2, max(len(out)-1, 0), len(out)} {
+			bounded, err := Expand(s, func(Ref) (string, error) { return "<v>", nil }, limit)
+			if len(out) > limit {
+				require.ErrorIs(t, err, ErrTooLarge, "limit %d", limit)
+				assert.Empty(t, bounded)
+				continue
+			}
+			require.NoError(t, err)
+			assert.Equal(t, out, bounded)
+		}
 	})
 }

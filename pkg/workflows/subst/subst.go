@@ -19,6 +19,7 @@ package subst
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -160,26 +161,61 @@ func References(value string) ([]Ref, error) {
 // Resolver returns the value of a reference, or an error naming what is missing.
 type Resolver func(Ref) (string, error)
 
+// ErrTooLarge is wrapped by Expand's error when the expansion would exceed
+// its limit.
+var ErrTooLarge = errors.New("expansion too large")
+
 // Expand parses value and replaces each reference with what resolve returns.
-// The first parse or resolve error is returned.
-func Expand(value string, resolve Resolver) (string, error) {
+// The result is at most limit bytes: Expand measures each piece before it
+// writes it and stops, with an error wrapping ErrTooLarge, at the first one
+// that would not fit, so memory never exceeds limit whatever the value
+// references. The first parse, resolve or size error is returned.
+func Expand(value string, resolve Resolver, limit int) (string, error) {
 	segs, err := Parse(value)
 	if err != nil {
 		return "", err
 	}
 	var b strings.Builder
 	for _, s := range segs {
-		if s.Ref == nil {
-			b.WriteString(s.Literal)
-			continue
+		piece := s.Literal
+		if s.Ref != nil {
+			if piece, err = resolve(*s.Ref); err != nil {
+				return "", fmt.Errorf("%s: %w", s.Ref, err)
+			}
 		}
-		v, err := resolve(*s.Ref)
-		if err != nil {
-			return "", fmt.Errorf("%s: %w", s.Ref, err)
+		if len(piece) > limit-b.Len() {
+			return "", fmt.Errorf("%w: more than %d bytes", ErrTooLarge, limit)
 		}
-		b.WriteString(v)
+		b.WriteString(piece)
 	}
 	return b.String(), nil
+}
+
+// Size returns the length Expand would produce when each reference is size(ref)
+// bytes long, without building it. It saturates at math.MaxInt.
+func Size(value string, size func(Ref) int) (int, error) {
+	segs, err := Parse(value)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, s := range segs {
+		piece := len(s.Literal)
+		if s.Ref != nil {
+			piece = size(*s.Ref)
+		}
+		n = SaturatingAdd(n, piece)
+	}
+	return n, nil
+}
+
+// SaturatingAdd returns a+b for non-negative a and b, or math.MaxInt when the
+// sum would overflow.
+func SaturatingAdd(a, b int) int {
+	if a > math.MaxInt-b {
+		return math.MaxInt
+	}
+	return a + b
 }
 
 // Escape returns s written so that Expand yields s itself: every "${"

@@ -3,6 +3,9 @@ package subst
 import (
 	"errors"
 	"fmt"
+	"math"
+	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -79,8 +82,12 @@ func TestExpand(t *testing.T) {
 	}
 	tests := []struct {
 		value, want, wantErr string
+		limit                int
 	}{
 		{value: "${steps.0.output.a}-${steps.build.output.img}-${inputs.x}", want: "A-r/i:1-X"},
+		{value: "${steps.0.output.a}-${steps.build.output.img}-${inputs.x}", limit: 9, want: "A-r/i:1-X"},
+		{value: "${steps.0.output.a}-${steps.build.output.img}-${inputs.x}", limit: 8, wantErr: "expansion too large: more than 8 bytes"},
+		{value: "0123456789", limit: 9, wantErr: "expansion too large: more than 9 bytes"},
 		{value: "$${inputs.x} is ${inputs.x}", want: "${inputs.x} is X"},
 		{value: "${steps.0.output.tricky}", want: "${inputs.x}"}, // substituted values are not parsed again
 		{value: "${steps.0.output.nope}", wantErr: "${steps.0.output.nope}: missing"},
@@ -89,7 +96,11 @@ func TestExpand(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.value, func(t *testing.T) {
-			got, err := Expand(tt.value, resolve)
+			limit := tt.limit
+			if limit == 0 {
+				limit = math.MaxInt
+			}
+			got, err := Expand(tt.value, resolve, limit)
 			if tt.wantErr != "" {
 				assert.EqualError(t, err, tt.wantErr)
 				return
@@ -112,11 +123,55 @@ func TestReferencesAndString(t *testing.T) {
 
 func TestEscapeRender(t *testing.T) {
 	for _, s := range []string{"", "${", "$${", "$$${x}", "a${inputs.b}c", "$", "}${"} {
-		got, err := Expand(Escape(s), func(Ref) (string, error) { return "", errors.New("no refs expected") })
+		got, err := Expand(Escape(s), func(Ref) (string, error) { return "", errors.New("no refs expected") }, len(s))
 		require.NoError(t, err, s)
 		assert.Equal(t, s, got)
 	}
 	segs, err := Parse("a$${b${steps.1.output.c}$d")
 	require.NoError(t, err)
 	assert.Equal(t, "a$${b${steps.1.output.c}$d", Render(segs))
+}
+
+func TestExpandStopsAtTheLimit(t *testing.T) {
+	big := strings.Repeat("x", 32<<10)
+	value := strings.Repeat("${inputs.big}", 2500) // 80 MiB if expanded in full
+	resolved := 0
+	resolve := func(Ref) (string, error) { resolved++; return big, nil }
+
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := Expand(value, resolve, 32<<10)
+	runtime.ReadMemStats(&after)
+
+	require.ErrorIs(t, err, ErrTooLarge)
+	assert.Equal(t, 2, resolved, "the second reference does not fit, and nothing after it is resolved")
+	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(1<<20), "memory is bounded by the limit, not the expansion")
+}
+
+func TestSize(t *testing.T) {
+	size := func(r Ref) int {
+		if r.Kind == Input {
+			return 100
+		}
+		return 0
+	}
+	tests := []struct {
+		value string
+		want  int
+	}{
+		{value: "", want: 0},
+		{value: "abc$${", want: 5},
+		{value: "a${inputs.x}b${steps.0.output.k}", want: 102},
+		{value: strings.Repeat("${inputs.x}", 3), want: 300},
+	}
+	for _, tt := range tests {
+		got, err := Size(tt.value, size)
+		require.NoError(t, err, tt.value)
+		assert.Equal(t, tt.want, got, tt.value)
+	}
+	got, err := Size("${inputs.a}${inputs.b}", func(Ref) int { return math.MaxInt - 1 })
+	require.NoError(t, err)
+	assert.Equal(t, math.MaxInt, got, "saturates instead of overflowing")
+	_, err = Size("${", size)
+	require.ErrorIs(t, err, ErrMalformed)
 }

@@ -18,6 +18,10 @@ limitations under the License.
 
 package v1alpha1
 
+import (
+	schedulerv1alpha1 "opsnorth.io/scheduler/apis/scheduler/v1alpha1"
+)
+
 // AgentTaskSpecApplyConfiguration represents a declarative configuration of the AgentTaskSpec type for use
 // with apply.
 //
@@ -35,9 +39,23 @@ type AgentTaskSpecApplyConfiguration struct {
 	Command []string `json:"command,omitempty"`
 	// Args are the arguments to the entrypoint.
 	Args []string `json:"args,omitempty"`
-	// Input is passed to the agent as environment variables, one per key.
-	// Keys must be valid environment variable names.
-	Input map[string]string `json:"input,omitempty"`
+	// Input is passed to the agent as environment variables, one per key,
+	// verbatim: "$(NAME)" in a value is not expanded. Keys are
+	// environment variable names; names that change how the agent's process
+	// loads code, resolves names, trusts certificates or routes traffic are
+	// refused, in any letter case: LD_*, DYLD_*, BASH_FUNC_*, KUBERNETES_*,
+	// GLIBC_TUNABLES, MALLOC_*, the proxy variables (HTTP_PROXY, HTTPS_PROXY,
+	// ALL_PROXY, NO_PROXY, FTP_PROXY, GRPC_PROXY), the TLS trust variables
+	// (SSL_CERT_FILE, SSL_CERT_DIR, REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE,
+	// NODE_EXTRA_CA_CERTS, NODE_TLS_REJECT_UNAUTHORIZED, PYTHONHTTPSVERIFY), the
+	// resolver's (HOSTALIASES, LOCALDOMAIN, RES_OPTIONS, RESOLV_HOST_CONF), the
+	// loaders of interpreters and runtimes (PATH, PYTHONPATH, PYTHONHOME,
+	// PYTHONSTARTUP, PERL5LIB, PERL5OPT, PERLLIB, RUBYLIB, RUBYOPT, NODE_OPTIONS,
+	// NODE_PATH, JAVA_TOOL_OPTIONS, _JAVA_OPTIONS, JDK_JAVA_OPTIONS, CLASSPATH,
+	// GODEBUG, GCONV_PATH, NLSPATH, LOCPATH) and the shell's (BASH_ENV, ENV,
+	// SHELLOPTS, BASHOPTS, PS4, IFS).
+	// In all, keys and values hold at most 262144 bytes, each value at most 32768.
+	Input *schedulerv1alpha1.TaskInput `json:"input,omitempty"`
 	// TimeoutSeconds bounds the run: the Job's activeDeadlineSeconds. A task
 	// that runs longer ends in phase Timeout. Unset means no limit.
 	TimeoutSeconds *int64 `json:"timeoutSeconds,omitempty"`
@@ -108,17 +126,11 @@ func (b *AgentTaskSpecApplyConfiguration) WithArgs(values ...string) *AgentTaskS
 	return b
 }
 
-// WithInput puts the entries into the Input field in the declarative configuration
-// and returns the receiver, so that objects can be build by chaining "With" function invocations.
-// If called multiple times, the entries provided by each call will be put on the Input field,
-// overwriting an existing map entries in Input field with the same key.
-func (b *AgentTaskSpecApplyConfiguration) WithInput(entries map[string]string) *AgentTaskSpecApplyConfiguration {
-	if b.Input == nil && len(entries) > 0 {
-		b.Input = make(map[string]string, len(entries))
-	}
-	for k, v := range entries {
-		b.Input[k] = v
-	}
+// WithInput sets the Input field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Input field is set to the value of the last call.
+func (b *AgentTaskSpecApplyConfiguration) WithInput(value schedulerv1alpha1.TaskInput) *AgentTaskSpecApplyConfiguration {
+	b.Input = &value
 	return b
 }
 

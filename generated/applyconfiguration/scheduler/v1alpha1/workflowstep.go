@@ -18,6 +18,10 @@ limitations under the License.
 
 package v1alpha1
 
+import (
+	schedulerv1alpha1 "opsnorth.io/scheduler/apis/scheduler/v1alpha1"
+)
+
 // WorkflowStepApplyConfiguration represents a declarative configuration of the WorkflowStep type for use
 // with apply.
 //
@@ -34,8 +38,11 @@ type WorkflowStepApplyConfiguration struct {
 	Args []string `json:"args,omitempty"`
 	// Input becomes the step task's input. Values may reference
 	// ${steps.N.output.KEY} (N is a 0-based step index), ${steps.NAME.output.KEY}
-	// and ${inputs.KEY}; "$${" writes a literal "${".
-	Input map[string]string `json:"input,omitempty"`
+	// and ${inputs.KEY}; "$${" writes a literal "${". Keys follow the rules of
+	// an AgentTask's input (kubectl explain agenttask.spec.input), and the
+	// expanded input must fit its limits, or the workflow fails with reason
+	// InputTooLarge naming the step and key.
+	Input *schedulerv1alpha1.TaskInput `json:"input,omitempty"`
 	// TimeoutSeconds bounds each attempt of the step.
 	TimeoutSeconds *int64 `json:"timeoutSeconds,omitempty"`
 	// Resources are the step container's requests and limits.
@@ -90,17 +97,11 @@ func (b *WorkflowStepApplyConfiguration) WithArgs(values ...string) *WorkflowSte
 	return b
 }
 
-// WithInput puts the entries into the Input field in the declarative configuration
-// and returns the receiver, so that objects can be build by chaining "With" function invocations.
-// If called multiple times, the entries provided by each call will be put on the Input field,
-// overwriting an existing map entries in Input field with the same key.
-func (b *WorkflowStepApplyConfiguration) WithInput(entries map[string]string) *WorkflowStepApplyConfiguration {
-	if b.Input == nil && len(entries) > 0 {
-		b.Input = make(map[string]string, len(entries))
-	}
-	for k, v := range entries {
-		b.Input[k] = v
-	}
+// WithInput sets the Input field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Input field is set to the value of the last call.
+func (b *WorkflowStepApplyConfiguration) WithInput(value schedulerv1alpha1.TaskInput) *WorkflowStepApplyConfiguration {
+	b.Input = &value
 	return b
 }
 
