@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds (once per machine) and caches the control-plane binaries the tests and
 # the local suite run: kube-apiserver, kube-controller-manager, kube-scheduler,
-# kubectl (k8s.io/kubernetes), etcd (go.etcd.io/etcd/server/v3) and kwok.
+# kubectl (k8s.io/kubernetes), etcd (go.etcd.io/etcd/server/v3) and kwok, and
+# kubelet-env (scripts/controlplane/kube/kubelet-env: the kubelet's own env
+# expansion, for tests of what an agent sees where kwok runs no process).
 #
 #   scripts/controlplane.sh build   build what is missing, print the binary dir
 #   scripts/controlplane.sh dir     print the binary dir (may not exist yet)
@@ -67,6 +69,7 @@ build() {
     build_one kube-controller-manager "$here/controlplane/kube" k8s.io/kubernetes/cmd/kube-controller-manager "$ld"
     build_one kube-scheduler "$here/controlplane/kube" k8s.io/kubernetes/cmd/kube-scheduler "$ld"
     build_one kubectl "$here/controlplane/kube" k8s.io/kubernetes/cmd/kubectl "$ld"
+    build_one kubelet-env "$here/controlplane/kube" ./kubelet-env "-s -w"
     build_kwok
   fi
   printf '%s\n' "$bin_dir"
