@@ -13,12 +13,15 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 	"opsnorth.io/scheduler/pkg/conditions"
 	"opsnorth.io/scheduler/pkg/manager"
+	"opsnorth.io/scheduler/pkg/refusal"
 )
 
 func TestPhaseGaugeReportsOnlyWhileLeading(t *testing.T) {
@@ -92,6 +95,12 @@ func TestRunPhasesCountsAReconcileEndingInError(t *testing.T) {
 		}},
 		{name: "API error", reason: ReasonReconcileError, phase: func(context.Context, *scope) (bool, error) {
 			return true, errors.New("apiserver down")
+		}},
+		{name: "API refusal no retry fixes", reason: refusal.ReasonInvalid, phase: func(context.Context, *scope) (bool, error) {
+			return true, fmt.Errorf("apply Deployment: %w", apierrors.NewInvalid(schema.GroupKind{Group: "apps", Kind: "Deployment"}, "web", nil))
+		}},
+		{name: "API refusal that heals", reason: refusal.ReasonQuotaExceeded, phase: func(context.Context, *scope) (bool, error) {
+			return true, apierrors.NewForbidden(schema.GroupResource{Resource: "services"}, "web", errors.New("exceeded quota: q, requested: services=1"))
 		}},
 		{name: "phase that fails the deployment itself", reason: ReasonHostConflict, phase: func(_ context.Context, s *scope) (bool, error) {
 			s.fail(conditions.Stalled, ReasonHostConflict, "host already in use")

@@ -19,6 +19,7 @@ import (
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 	schedacv1alpha1 "opsnorth.io/scheduler/generated/applyconfiguration/scheduler/v1alpha1"
 	"opsnorth.io/scheduler/pkg/conditions"
+	"opsnorth.io/scheduler/pkg/refusal"
 )
 
 // Condition types beyond Ready/Reconciling/Stalled.
@@ -116,11 +117,20 @@ func (r *Reconciler) onError(ctx context.Context, s *scope, err error) (ctrl.Res
 	case errors.As(err, &conflict):
 		s.fail(conditions.Stalled, ReasonChildConflict, err.Error())
 		return ctrl.Result{RequeueAfter: time.Minute}, nil
-	default:
-		ctrl.LoggerFrom(ctx).V(1).Info("reconcile failed", "error", err.Error())
-		s.fail(conditions.InProgress, ReasonReconcileError, err.Error())
-		return ctrl.Result{}, err
 	}
+	ref := refusal.Of(err)
+	if ref.Terminal {
+		// No retry can fix it: stalled until the spec (or a watched child) changes.
+		s.fail(conditions.Stalled, ref.Reason, err.Error())
+		return ctrl.Result{}, reconcile.TerminalError(err)
+	}
+	ctrl.LoggerFrom(ctx).V(1).Info("reconcile failed", "error", err.Error())
+	reason := ReasonReconcileError
+	if ref.Reason != "" {
+		reason = ref.Reason
+	}
+	s.fail(conditions.InProgress, reason, err.Error())
+	return ctrl.Result{}, err
 }
 
 // writeStatus applies the status when it differs from the cached one and

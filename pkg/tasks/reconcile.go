@@ -17,6 +17,7 @@ import (
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 	"opsnorth.io/scheduler/pkg/labelkeys"
 	"opsnorth.io/scheduler/pkg/manager"
+	"opsnorth.io/scheduler/pkg/refusal"
 	"opsnorth.io/scheduler/pkg/tenancy"
 )
 
@@ -34,6 +35,9 @@ type scope struct {
 	base   *v1alpha1.AgentTask
 	// requeue is when to look again although no watch reports a change.
 	requeue time.Duration
+	// retry, when set, is returned after the status is written, so the work
+	// queue backs the task off (a transient refusal the status reports).
+	retry error
 }
 
 // Reconcile creates the task's Job once, records the Job's and pod's truth
@@ -85,6 +89,9 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if webhookDue(s.task) {
 		// Delivered on the service's own pool, never on this worker.
 		r.deliveries.Schedule(req.NamespacedName, s.task.Spec.WebhookURL, s.task.Status.Webhook)
+	}
+	if s.retry != nil {
+		return ctrl.Result{}, s.retry
 	}
 	return ctrl.Result{RequeueAfter: s.requeue}, nil
 }
@@ -160,24 +167,26 @@ func (r *Reconciler) confirmJob(ctx context.Context, s *scope, key types.Namespa
 
 // createJob creates the task's Job unless the task's namespace is bound to
 // another user or the task names an object it may not use: either fails it
-// at once with the field named. The name is fixed, so when another
+// at once with the field named. A refusal no retry can fix fails it with
+// the API server's message; a transient one is retried with backoff while
+// the status says why (package refusal). The name is fixed, so when another
 // reconcile (another worker, a previous leader) created it first the API
 // server answers AlreadyExists and the existing Job is adopted if it is the
 // task's own.
 func (r *Reconciler) createJob(ctx context.Context, s *scope) error {
-	refusal, err := r.bindings.Check(s.task.Namespace, s.task.Spec.UserID)
+	denied, err := r.bindings.Check(s.task.Namespace, s.task.Spec.UserID)
 	if err != nil {
 		return err
 	}
-	if refusal != "" {
-		s.obs.FailReason, s.obs.FailMessage = tenancy.ReasonTenantMismatch, refusal
+	if denied != "" {
+		s.obs.FailReason, s.obs.FailMessage = tenancy.ReasonTenantMismatch, denied
 		return nil
 	}
-	if refusal, err = r.checkReferences(ctx, s.task); err != nil {
+	if denied, err = r.checkReferences(ctx, s.task); err != nil {
 		return err
 	}
-	if refusal != "" {
-		s.obs.FailReason, s.obs.FailMessage = ReasonReferenceNotAllowed, refusal
+	if denied != "" {
+		s.obs.FailReason, s.obs.FailMessage = ReasonReferenceNotAllowed, denied
 		return nil
 	}
 	job := BuildJob(s.task, r.cfg)
@@ -191,12 +200,25 @@ func (r *Reconciler) createJob(ctx context.Context, s *scope) error {
 		return nil
 	case apierrors.IsAlreadyExists(err):
 		return r.confirmJob(ctx, s, client.ObjectKeyFromObject(job))
-	case apierrors.IsInvalid(err):
+	}
+	err = errorf(errJobCreate, "create job %s/%s: %w", job.Namespace, job.Name, err)
+	switch ref := refusal.Of(err); {
+	case ref.Terminal:
+		// Counted here: the reconcile ends without an error.
 		ErrorsTotal.WithLabelValues(errJobCreate).Inc()
-		s.obs.FailReason, s.obs.FailMessage = ReasonJobInvalid, fmt.Sprintf("the API server refused the task's Job: %v", err)
+		reason := ref.Reason
+		if reason == refusal.ReasonInvalid {
+			reason = ReasonJobInvalid
+		}
+		s.obs.FailReason, s.obs.FailMessage = reason, "the API server refused the task's Job: "+ref.Message
+		return nil
+	case ref.Reason != "":
+		// Backed off by the work queue; the status says why meanwhile.
+		s.obs.Waiting = fmt.Sprintf("the API server refused the task's Job (%s), retrying: %s", ref.Reason, ref.Message)
+		s.retry = err
 		return nil
 	}
-	return errorf(errJobCreate, "create job %s/%s: %w", job.Namespace, job.Name, err)
+	return err
 }
 
 // adopt takes job as the task's Job if the task controls it. A Job left by

@@ -20,6 +20,7 @@ import (
 	listers "opsnorth.io/scheduler/generated/listers/scheduler/v1alpha1"
 	"opsnorth.io/scheduler/pkg/conditions"
 	"opsnorth.io/scheduler/pkg/manager"
+	"opsnorth.io/scheduler/pkg/refusal"
 	"opsnorth.io/scheduler/pkg/tenancy"
 	"opsnorth.io/scheduler/pkg/webhook"
 )
@@ -61,6 +62,9 @@ type scope struct {
 	wf   *v1alpha1.Workflow
 	obs  *observation
 	plan plan
+	// retry, when set, is returned after the status is written, so the work
+	// queue backs the workflow off (a transient refusal the status reports).
+	retry error
 }
 
 // Reconcile brings one Workflow forward: fetch → observe its tasks and
@@ -97,6 +101,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if s.plan.status.Phase.IsTerminal() {
 		return ctrl.Result{}, r.stopTasks(ctx, wf, s.obs.tasks)
 	}
+	if s.retry != nil {
+		return ctrl.Result{}, s.retry
+	}
 	return ctrl.Result{RequeueAfter: s.plan.requeue}, nil
 }
 
@@ -118,7 +125,17 @@ func (r *Reconciler) startSteps(ctx context.Context, s *scope) (bool, error) {
 	for round := 0; len(s.plan.starts) > 0 && conflict == nil && round < startRounds; round++ {
 		var err error
 		if conflict, err = r.createStepTasks(ctx, s.obs, s.plan); err != nil {
-			return false, err
+			ref := refusal.Of(err)
+			if ref.Reason == "" {
+				return false, err
+			}
+			// A refusal that can heal: backed off by the work queue, while
+			// the status says why the step has not started.
+			msg := fmt.Sprintf("the API server refused a step's AgentTask (%s), retrying: %s", ref.Reason, ref.Message)
+			s.plan.status.Message = msg
+			conditions.SetSummary(&s.plan.status.Conditions, s.wf.Generation, conditions.InProgress, ref.Reason, msg)
+			s.retry = err
+			return false, nil
 		}
 		s.plan = decide(s.obs)
 	}
@@ -203,7 +220,12 @@ func (r *Reconciler) createStepTasks(ctx context.Context, obs *observation, p pl
 			}
 		}
 		if err != nil {
-			return nil, fmt.Errorf("create AgentTask %s for step %q: %w", task.Name, wf.Spec.Steps[s.step].Name, err)
+			err = fmt.Errorf("create AgentTask %s for step %q: %w", task.Name, wf.Spec.Steps[s.step].Name, err)
+			if ref := refusal.Of(err); ref.Terminal {
+				obs.refuse(s.step, ref)
+				continue
+			}
+			return nil, err
 		}
 		obs.withTask(created)
 		r.created.Store(k8sName(created.Namespace, created.Name), created)

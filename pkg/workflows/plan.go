@@ -9,6 +9,7 @@ import (
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 	"opsnorth.io/scheduler/pkg/conditions"
+	"opsnorth.io/scheduler/pkg/refusal"
 	"opsnorth.io/scheduler/pkg/tenancy"
 	"opsnorth.io/scheduler/pkg/workflows/dag"
 	"opsnorth.io/scheduler/pkg/workflows/subst"
@@ -26,9 +27,12 @@ type observation struct {
 	// tasks are the AgentTasks the workflow controls, by name.
 	tasks map[string]*v1alpha1.AgentTask
 	// lost are task names the status recorded that no longer exist.
-	lost   map[string]bool
-	now    time.Time
-	budget Budget
+	lost map[string]bool
+	// refused are the steps whose AgentTask the API server refused for
+	// good, by step index (package refusal).
+	refused map[int]refusal.Refusal
+	now     time.Time
+	budget  Budget
 }
 
 // start is a step attempt to create.
@@ -81,6 +85,9 @@ func decide(obs *observation) plan {
 	}
 	for i := range views {
 		views[i] = observeStep(obs, i, prevStep(st, wf.Spec.Steps[i].Name))
+		if ref, ok := obs.refused[i]; ok {
+			views[i] = views[i].fail(obs, nil, ref.Reason, "the API server refused the step's AgentTask: "+ref.Message)
+		}
 	}
 	enforceBudget(obs, views)
 	failed := slices.IndexFunc(views, func(v stepView) bool { return v.status.Phase == v1alpha1.StepFailed })
@@ -302,6 +309,14 @@ func prevStep(st *v1alpha1.WorkflowStatus, name string) *v1alpha1.StepStatus {
 }
 
 // withTask adds a task just created, for deciding again.
+// refuse records that the API server refused step i's task for good.
+func (obs *observation) refuse(i int, ref refusal.Refusal) {
+	if obs.refused == nil {
+		obs.refused = map[int]refusal.Refusal{}
+	}
+	obs.refused[i] = ref
+}
+
 func (obs *observation) withTask(t *v1alpha1.AgentTask) {
 	if obs.tasks == nil {
 		obs.tasks = map[string]*v1alpha1.AgentTask{}
