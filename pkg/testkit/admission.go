@@ -14,19 +14,23 @@ import (
 )
 
 // DenyCreate makes the API server refuse, with message, every create of
-// resource (in group, version v1) in namespace for which the CEL expression
-// over object is false: a ValidatingAdmissionPolicy and its binding, removed
-// when the test ends. probe is an object the policy refuses; DenyCreate
+// resource (in group, any version) in namespace ("" for all) for which the
+// CEL expression over object is false: a ValidatingAdmissionPolicy and its
+// binding, removed when the test ends. probe is an object the policy refuses; DenyCreate
 // returns once a dry-run create of it is refused.
 func DenyCreate(t *testing.T, c client.Client, namespace, group, resourceName, expression, message string, probe client.Object) {
 	t.Helper()
 	name := "deny-" + namespace + "-" + resourceName
+	var namespaces *metav1.LabelSelector
+	if namespace != "" {
+		namespaces = &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: namespace}}
+	}
 	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
 			FailurePolicy: ptr.To(admissionregistrationv1.Fail),
 			MatchConstraints: &admissionregistrationv1.MatchResources{
-				NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: namespace}},
+				NamespaceSelector: namespaces,
 				ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
 					RuleWithOperations: admissionregistrationv1.RuleWithOperations{
 						Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
