@@ -17594,7 +17594,7 @@ func schema_scheduler_apis_scheduler_v1alpha1_AgentTaskSpec(ref common.Reference
 					},
 					"webhookSecretRef": {
 						SchemaProps: spec.SchemaProps{
-							Description: "WebhookSecretRef names a Secret key whose value signs the webhook body (HMAC-SHA256, sent in the X-Opsnorth-Signature header).",
+							Description: "WebhookSecretRef names a Secret key whose value signs the completion webhook the Standard Webhooks way (https://www.standardwebhooks.com): webhook-signature is \"v1,\" and the base64 of HMAC-SHA256 over \"<webhook-id>.<webhook-timestamp>.<body>\". A value starting with \"whsec_\" holds the key base64-encoded after that prefix; any other value is the key as is. Without it the webhook is sent unsigned.",
 							Ref:         ref("opsnorth.io/scheduler/apis/scheduler/v1alpha1.SecretKeyReference"),
 						},
 					},
@@ -19295,7 +19295,7 @@ func schema_scheduler_apis_scheduler_v1alpha1_WorkflowSpec(ref common.ReferenceC
 					},
 					"webhookSecretRef": {
 						SchemaProps: spec.SchemaProps{
-							Description: "WebhookSecretRef names a Secret key whose value signs the webhook body.",
+							Description: "WebhookSecretRef names a Secret key whose value signs the completion webhook the Standard Webhooks way (https://www.standardwebhooks.com): webhook-signature is \"v1,\" and the base64 of HMAC-SHA256 over \"<webhook-id>.<webhook-timestamp>.<body>\". A value starting with \"whsec_\" holds the key base64-encoded after that prefix; any other value is the key as is. Without it the webhook is sent unsigned.",
 							Ref:         ref("opsnorth.io/scheduler/apis/scheduler/v1alpha1.SecretKeyReference"),
 						},
 					},

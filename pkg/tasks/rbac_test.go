@@ -42,7 +42,7 @@ func TestGeneratedRBACSuffices(t *testing.T) {
 	assert.Equal(t, v1alpha1.TaskSucceeded, task.Status.Phase)
 	reqs := rcv.Requests()
 	require.Len(t, reqs, 1)
-	assert.True(t, webhook.Verify([]byte("s"), reqs[0].Body, reqs[0].Header.Get(webhook.HeaderSignature)))
+	assert.NoError(t, webhook.Verify("s", reqs[0].Header, reqs[0].Body, reqs[0].At, webhook.DefaultTolerance))
 	require.Eventually(t, func() bool {
 		list := &eventsv1.EventList{}
 		require.NoError(t, k.c.List(t.Context(), list, client.InNamespace(k.ns)))

@@ -62,7 +62,7 @@ func TestWebhook(t *testing.T) {
 	assert.True(t, meta.IsStatusConditionTrue(task.Status.Conditions, webhook.ConditionDelivered))
 	reqs := signed.Requests()
 	require.Len(t, reqs, 1)
-	assert.True(t, webhook.Verify(secret, reqs[0].Body, reqs[0].Header.Get(webhook.HeaderSignature)), "signature")
+	assert.NoError(t, webhook.Verify(string(secret), reqs[0].Header, reqs[0].Body, reqs[0].At, webhook.DefaultTolerance), "signature")
 	assert.Equal(t, "/done", reqs[0].Path)
 	var payload tasks.Payload
 	require.NoError(t, json.Unmarshal(reqs[0].Body, &payload))

@@ -10,12 +10,22 @@
 //     after a re-read from the API server, so a delivered webhook is never
 //     sent again after a restart or a leader change, and the next leader
 //     resumes a backoff where the last one left it;
-//   - every attempt carries the same Idempotency-Key header, so the receiver
-//     can drop duplicates;
-//   - the body is signed with HMAC-SHA256 when a secret is configured
-//     (X-Opsnorth-Signature: sha256=<hex>); a signing key that is missing,
-//     empty or unreadable fails the attempt and sends nothing, never an
-//     unsigned body;
+//   - deliveries follow Standard Webhooks (https://www.standardwebhooks.com):
+//     every attempt carries the same webhook-id (also sent as
+//     Idempotency-Key), so the receiver can drop duplicates, and a
+//     webhook-timestamp of its own, from the Service's clock (Options.Now);
+//   - when a secret is configured, webhook-signature is "v1," and the base64
+//     of HMAC-SHA256(key, id + "." + timestamp + "." + body), so a captured
+//     attempt cannot be replayed past the receiver's tolerance
+//     (DefaultTolerance, 5 minutes, in Verify and the reference libraries);
+//     the key is the base64 decoding of what follows "whsec_" in a secret
+//     that starts with it, else the secret's bytes (ParseSecret). A signing
+//     key that is missing, empty, not valid base64 after "whsec_" or
+//     unreadable fails the attempt and sends nothing, never an unsigned
+//     body, and the failure names the Secret and key, never the value.
+//     Receivers check deliveries with Verify or any Standard Webhooks
+//     library; X-Opsnorth-Signature, the body-only signature of earlier
+//     releases, is no longer sent;
 //   - backoff is exponential (Policy.Next), never a sleep on a worker;
 //   - no redirects, a per-attempt timeout, the response body is discarded;
 //   - an SSRF guard refuses, at dial time and on the resolved address,

@@ -3,21 +3,20 @@ package webhook
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"time"
 )
 
-// Header names of a delivery.
+// Header names of a delivery besides the Standard Webhooks ones
+// (HeaderWebhookID, HeaderWebhookTimestamp, HeaderWebhookSignature).
 const (
+	// HeaderIdempotencyKey carries the same value as webhook-id.
 	HeaderIdempotencyKey = "Idempotency-Key"
-	HeaderSignature      = "X-Opsnorth-Signature"
 	HeaderEvent          = "X-Opsnorth-Event"
 )
 
@@ -31,12 +30,18 @@ type Request struct {
 	URL string
 	// Body is the JSON payload; identical on every attempt.
 	Body []byte
-	// IdempotencyKey is identical on every attempt of the same delivery.
+	// IdempotencyKey is identical on every attempt of the same delivery; it
+	// is sent as webhook-id and Idempotency-Key. It must not contain ".".
 	IdempotencyKey string
+	// Timestamp is when this attempt is made, sent as webhook-timestamp and
+	// signed: a captured attempt cannot be replayed past the receiver's
+	// tolerance. The Service sets it from its clock.
+	Timestamp time.Time
 	// Event names the payload kind, e.g. "agenttask.completed".
 	Event string
-	// Secret signs the body when not empty.
-	Secret []byte
+	// Key is the HMAC key (ParseSecret of the Secret's value); when not
+	// empty the attempt carries a webhook-signature.
+	Key []byte
 }
 
 // Result is the outcome of one attempt.
@@ -84,6 +89,9 @@ func NewSender(guard Guard, timeout time.Duration, userAgent string) *Sender {
 // Send makes one attempt. The response body is read and discarded (never
 // stored) so the connection can be reused.
 func (s *Sender) Send(ctx context.Context, req Request) Result {
+	if req.Timestamp.IsZero() {
+		return Result{Err: errors.New("build request: no attempt timestamp")}
+	}
 	httpReq, err := http.NewRequestWithContext(ctx, http.MethodPost, req.URL, bytes.NewReader(req.Body))
 	if err != nil {
 		return Result{Err: fmt.Errorf("build request: %w", err)}
@@ -91,11 +99,13 @@ func (s *Sender) Send(ctx context.Context, req Request) Result {
 	httpReq.Header.Set("Content-Type", "application/json")
 	httpReq.Header.Set("User-Agent", s.userAgent)
 	httpReq.Header.Set(HeaderIdempotencyKey, req.IdempotencyKey)
+	httpReq.Header.Set(HeaderWebhookID, req.IdempotencyKey)
+	httpReq.Header.Set(HeaderWebhookTimestamp, strconv.FormatInt(req.Timestamp.Unix(), 10))
 	if req.Event != "" {
 		httpReq.Header.Set(HeaderEvent, req.Event)
 	}
-	if len(req.Secret) > 0 {
-		httpReq.Header.Set(HeaderSignature, Sign(req.Secret, req.Body))
+	if len(req.Key) > 0 {
+		httpReq.Header.Set(HeaderWebhookSignature, Sign(req.Key, req.IdempotencyKey, req.Timestamp, req.Body))
 	}
 	resp, err := s.client.Do(httpReq)
 	if refused := refusal(err); refused != nil {
@@ -110,18 +120,4 @@ func (s *Sender) Send(ctx context.Context, req Request) Result {
 		return Result{StatusCode: resp.StatusCode, Err: fmt.Errorf("receiver answered %d", resp.StatusCode)}
 	}
 	return Result{StatusCode: resp.StatusCode}
-}
-
-// Sign returns the X-Opsnorth-Signature value of body: "sha256=" followed by
-// the hex HMAC-SHA256 of the body under secret.
-func Sign(secret, body []byte) string {
-	mac := hmac.New(sha256.New, secret)
-	mac.Write(body)
-	return "sha256=" + hex.EncodeToString(mac.Sum(nil))
-}
-
-// Verify reports whether signature is body's valid signature under secret,
-// in constant time. Receivers (and tests) use it.
-func Verify(secret, body []byte, signature string) bool {
-	return hmac.Equal([]byte(Sign(secret, body)), []byte(signature))
 }

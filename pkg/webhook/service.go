@@ -187,23 +187,25 @@ func (s *Service) attempt(ctx context.Context, key types.NamespacedName) (time.D
 	return max(s.opts.Policy.Next(state, s.opts.Now()), time.Second), nil
 }
 
-// send signs and posts d. A signing key that cannot be read is a failed
-// attempt that sends nothing: a webhook with a secret is never sent unsigned.
+// send signs and posts d. A signing key that cannot be read or used is a
+// failed attempt that sends nothing: a webhook with a secret is never sent
+// unsigned. The attempt's webhook-timestamp is the service's clock now.
 func (s *Service) send(ctx context.Context, d *Delivery) (Result, error) {
 	req := Request{URL: d.URL, Body: d.Body, IdempotencyKey: d.IdempotencyKey, Event: s.opts.Event}
 	if d.SecretRef != nil {
-		secret, err := readSecret(ctx, s.opts.Secrets, d.Object.GetNamespace(), d.SecretRef, d.UserID)
+		key, err := readSecret(ctx, s.opts.Secrets, d.Object.GetNamespace(), d.SecretRef, d.UserID)
 		if errors.Is(err, ErrSecret) {
 			return Result{Err: err}, nil
 		}
 		if err != nil {
 			return Result{}, err
 		}
-		req.Secret = secret
+		req.Key = key
 	}
 	inFlight.WithLabelValues(s.opts.Kind).Inc()
 	defer inFlight.WithLabelValues(s.opts.Kind).Dec()
 	start := time.Now()
+	req.Timestamp = s.opts.Now()
 	res := s.sender.Send(ctx, req)
 	attemptDuration.WithLabelValues(s.opts.Kind).Observe(time.Since(start).Seconds())
 	return res, nil
@@ -236,11 +238,13 @@ func (s *Service) event(d *Delivery, eventType, reason, note string) {
 }
 
 // ErrSecret marks a signing key that cannot be used: no Secret, no key, an
-// empty key, a Secret not labelled for the object's user, or no permission
-// to read it. Creating or fixing it heals the delivery's next attempt.
+// empty key, a "whsec_" value that is not valid base64, a Secret not
+// labelled for the object's user, or no permission to read it. Creating or
+// fixing it heals the delivery's next attempt.
 var ErrSecret = errors.New("webhook signing secret unusable")
 
-// readSecret reads userID's signing key with an uncached GET.
+// readSecret reads userID's signing key with an uncached GET and returns its
+// HMAC key (ParseSecret). Errors name the Secret and its key, never the value.
 func readSecret(ctx context.Context, r client.Reader, namespace string, ref *v1alpha1.SecretKeyReference, userID string) ([]byte, error) {
 	var secret corev1.Secret
 	err := r.Get(ctx, types.NamespacedName{Namespace: namespace, Name: ref.Name}, &secret)
@@ -261,7 +265,16 @@ func readSecret(ctx context.Context, r client.Reader, namespace string, ref *v1a
 	case len(value) == 0:
 		return nil, fmt.Errorf("%w: key %q of webhook secret %s/%s is empty", ErrSecret, ref.Key, namespace, ref.Name)
 	}
-	return value, nil
+	key, err := ParseSecret(value)
+	var invalid *secretError
+	switch {
+	case errors.As(err, &invalid):
+		// What is wrong (not valid base64 after whsec_...), never the value.
+		return nil, fmt.Errorf("%w: key %q of webhook secret %s/%s is %s", ErrSecret, ref.Key, namespace, ref.Name, invalid.reason)
+	case err != nil:
+		return nil, fmt.Errorf("%w: key %q of webhook secret %s/%s is invalid", ErrSecret, ref.Key, namespace, ref.Name)
+	}
+	return key, nil
 }
 
 // hostOf is the host (and port) a receiver URL dials, the unit of MaxPerHost.

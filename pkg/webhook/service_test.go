@@ -105,6 +105,7 @@ func TestServiceSecret(t *testing.T) {
 		want    string // LastError; "" for a signed delivery
 	}{
 		{name: "signed", secrets: secretReader{data: map[string][]byte{"k": []byte("v")}, labels: shared}},
+		{name: "signed with a whsec_ secret", secrets: secretReader{data: map[string][]byte{"k": []byte(whsecSecret)}, labels: shared}},
 		{name: "the user's own", secrets: secretReader{data: map[string][]byte{"k": []byte("v")}, labels: map[string]string{labelkeys.User: "alice"}}},
 		{name: "another user's", secrets: secretReader{data: map[string][]byte{"k": []byte("v")}, labels: map[string]string{labelkeys.User: "bob"}},
 			want: "spec.webhookSecretRef: not allowed for this user: Secret ns/hook is labelled neither scheduler.opsnorth.io/user=alice nor scheduler.opsnorth.io/shared=true"},
@@ -115,6 +116,10 @@ func TestServiceSecret(t *testing.T) {
 			want: "forbidden"},
 		{name: "missing key", secrets: secretReader{data: map[string][]byte{"other": []byte("v")}, labels: shared}, want: `webhook secret ns/hook has no key "k"`},
 		{name: "empty key", secrets: secretReader{data: map[string][]byte{"k": {}}, labels: shared}, want: `key "k" of webhook secret ns/hook is empty`},
+		{name: "whsec_ not base64", secrets: secretReader{data: map[string][]byte{"k": []byte("whsec_%%%")}, labels: shared},
+			want: `key "k" of webhook secret ns/hook is not valid base64 after whsec_`},
+		{name: "whsec_ alone", secrets: secretReader{data: map[string][]byte{"k": []byte("whsec_")}, labels: shared},
+			want: `key "k" of webhook secret ns/hook is empty after whsec_`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -134,7 +139,9 @@ func TestServiceSecret(t *testing.T) {
 				assert.True(t, st.Delivered)
 				got := rcv.Requests()[before:]
 				require.Len(t, got, 1)
-				assert.True(t, Verify([]byte("v"), got[0].Body, got[0].Header.Get(HeaderSignature)))
+				secret := string(tt.secrets.data["k"])
+				assert.NoError(t, Verify(secret, got[0].Header, got[0].Body, time.Now(), DefaultTolerance))
+				assert.NoError(t, referenceVerifier(t, secret).Verify(got[0].Body, got[0].Header), "Standard Webhooks reference library")
 				return
 			}
 			assert.False(t, st.Delivered)

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -108,17 +109,6 @@ func TestParseCIDRs(t *testing.T) {
 	assert.ErrorContains(t, err, "96 bits")
 	_, err = ParseCIDRs([]string{"example.com"})
 	assert.ErrorContains(t, err, `"example.com"`)
-}
-
-func TestSignVerify(t *testing.T) {
-	body := []byte(`{"phase":"Succeeded"}`)
-	sig := Sign([]byte("k"), body)
-	// Known answer: echo -n '{"phase":"Succeeded"}' | openssl dgst -sha256 -hmac k
-	assert.Equal(t, "sha256=ecbf4dc6cae9914233a9a700ccd04812f4c240d329ee89c615a7bda2e5a5d760", sig)
-	assert.True(t, Verify([]byte("k"), body, sig))
-	assert.False(t, Verify([]byte("other"), body, sig))
-	assert.False(t, Verify([]byte("k"), []byte(`{"phase":"Failed"}`), sig))
-	assert.False(t, Verify([]byte("k"), body, ""))
 }
 
 // TestPolicyNeverRetriesEarly: status keeps lastAttemptTime to the second,
@@ -229,7 +219,11 @@ func TestSender(t *testing.T) {
 	defer srv.Close()
 	loopback := Guard{Allowed: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}
 	s := NewSender(loopback, time.Second, "test/1")
-	req := Request{URL: srv.URL + "/ok", Body: []byte(`{"a":"b"}`), IdempotencyKey: "uid/completion", Event: "agenttask.completed", Secret: []byte("k")}
+	sent := time.Now().Truncate(time.Second)
+	req := Request{
+		URL: srv.URL + "/ok", Body: []byte(`{"a":"b"}`), IdempotencyKey: "uid/completion", Timestamp: sent,
+		Event: "agenttask.completed", Key: []byte("k"),
+	}
 
 	res := s.Send(context.Background(), req)
 	require.True(t, res.Delivered(), "%v", res.Err)
@@ -241,7 +235,27 @@ func TestSender(t *testing.T) {
 	assert.Equal(t, "agenttask.completed", got.Header.Get(HeaderEvent))
 	assert.Equal(t, "application/json", got.Header.Get("Content-Type"))
 	assert.Equal(t, "test/1", got.Header.Get("User-Agent"))
-	assert.True(t, Verify([]byte("k"), body, got.Header.Get(HeaderSignature)))
+	assert.Equal(t, "uid/completion", got.Header.Get(HeaderWebhookID), "webhook-id is the idempotency key")
+	assert.Equal(t, strconv.FormatInt(sent.Unix(), 10), got.Header.Get(HeaderWebhookTimestamp))
+	assert.Equal(t, Sign([]byte("k"), "uid/completion", sent, body), got.Header.Get(HeaderWebhookSignature))
+	assert.NoError(t, Verify("k", got.Header, body, sent, DefaultTolerance))
+	assert.Empty(t, got.Header.Get("X-Opsnorth-Signature"), "the old signature is gone")
+
+	unsigned := req
+	unsigned.Key = nil
+	require.True(t, s.Send(context.Background(), unsigned).Delivered())
+	got, _ = last()
+	assert.Empty(t, got.Header.Values(HeaderWebhookSignature), "no key, no signature")
+	assert.Equal(t, "uid/completion", got.Header.Get(HeaderWebhookID), "unsigned deliveries carry the id too")
+	assert.NotEmpty(t, got.Header.Get(HeaderWebhookTimestamp))
+
+	before, _ := last()
+	undated := req
+	undated.Timestamp = time.Time{}
+	res = s.Send(context.Background(), undated)
+	assert.EqualError(t, res.Err, "build request: no attempt timestamp")
+	after, _ := last()
+	assert.Same(t, before, after, "nothing is sent without the attempt's timestamp")
 
 	req.URL = srv.URL + "/redirect"
 	res = s.Send(context.Background(), req)
@@ -262,12 +276,12 @@ func TestSender(t *testing.T) {
 	assert.Less(t, time.Since(start), 1900*time.Millisecond, "per-attempt timeout")
 
 	time.Sleep(1500 * time.Millisecond) // let the slow handler finish
-	before, _ := last()
+	before, _ = last()
 	req.URL = srv.URL + "/ok"
 	res = NewSender(Guard{}, time.Second, "test/1").Send(context.Background(), req)
 	assert.ErrorIs(t, res.Err, ErrAddressRefused)
 	assert.Zero(t, res.StatusCode)
-	after, _ := last()
+	after, _ = last()
 	assert.Same(t, before, after, "a refused address is never connected to")
 
 	req.URL = strings.Replace(srv.URL, "127.0.0.1", "localhost", 1) + "/ok"

@@ -96,7 +96,7 @@ func TestSequentialOutputsAndWebhook(t *testing.T) {
 	for _, req := range reqs {
 		assert.Equal(t, string(created.UID)+"/completion", req.Header.Get(webhook.HeaderIdempotencyKey))
 		assert.Equal(t, workflows.WebhookEvent, req.Header.Get(webhook.HeaderEvent))
-		assert.True(t, webhook.Verify([]byte("s3cret"), req.Body, req.Header.Get(webhook.HeaderSignature)))
+		assert.NoError(t, webhook.Verify("s3cret", req.Header, req.Body, req.At, webhook.DefaultTolerance))
 		assert.Equal(t, "/done", req.Path)
 	}
 	assert.Equal(t, reqs[0].Body, reqs[1].Body, "every attempt carries the same body")

@@ -72,7 +72,12 @@ type WorkflowSpec struct {
 	// +kubebuilder:validation:MaxLength=2048
 	// +kubebuilder:validation:XValidation:rule="isURL(self) && url(self).getScheme() in ['http', 'https'] && url(self).getHostname() != ''",message="webhookUrl must be an absolute http or https URL"
 	WebhookURL string `json:"webhookUrl,omitempty"`
-	// WebhookSecretRef names a Secret key whose value signs the webhook body.
+	// WebhookSecretRef names a Secret key whose value signs the completion
+	// webhook the Standard Webhooks way (https://www.standardwebhooks.com):
+	// webhook-signature is "v1," and the base64 of HMAC-SHA256 over
+	// "<webhook-id>.<webhook-timestamp>.<body>". A value starting with
+	// "whsec_" holds the key base64-encoded after that prefix; any other
+	// value is the key as is. Without it the webhook is sent unsigned.
 	// +optional
 	WebhookSecretRef *SecretKeyReference `json:"webhookSecretRef,omitempty"`
 }

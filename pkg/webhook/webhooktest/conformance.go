@@ -78,6 +78,7 @@ func Run(t *testing.T, k Kind) {
 	s := &suite{k: k}
 	s.secret(t, "hook", "token", "s3cret")
 	s.secret(t, "blank", "token", "")
+	s.secret(t, "bad-whsec", "token", "whsec_not!base64")
 	refused := testutil.ToFloat64(webhook.Deliveries(k.Name(), "refused"))
 	stop := k.Start(t, suiteSettings)
 
@@ -92,7 +93,9 @@ func Run(t *testing.T, k Kind) {
 	k.Finish(t, "missing-secret", late.URL+"/hook", &v1alpha1.SecretKeyReference{Name: "late", Key: "token"})
 	blank := testkit.NewReceiver(t, testkit.OK)
 	k.Finish(t, "empty-secret", blank.URL+"/hook", &v1alpha1.SecretKeyReference{Name: "blank", Key: "token"})
-	signedBy := map[string]*testkit.Receiver{"late": late, "blank": blank}
+	badWhsec := testkit.NewReceiver(t, testkit.OK)
+	k.Finish(t, "invalid-whsec-secret", badWhsec.URL+"/hook", &v1alpha1.SecretKeyReference{Name: "bad-whsec", Key: "token"})
+	signedBy := map[string]*testkit.Receiver{"late": late, "blank": blank, "bad-whsec": badWhsec}
 	// Created after the object, so the tasks manager's check before the
 	// Job finds nothing and the delivery's own check is what refuses it.
 	foreign := testkit.NewReceiver(t, testkit.OK)
@@ -114,7 +117,9 @@ func Run(t *testing.T, k Kind) {
 		assert.Equal(t, string(o.UID)+"/completion", got[0].Header.Get(webhook.HeaderIdempotencyKey))
 		assert.Equal(t, k.Event(), got[0].Header.Get(webhook.HeaderEvent))
 		assert.Equal(t, "application/json", got[0].Header.Get("Content-Type"))
-		assert.True(t, webhook.Verify([]byte("s3cret"), got[0].Body, got[0].Header.Get(webhook.HeaderSignature)), "signed")
+		assert.Equal(t, got[0].Header.Get(webhook.HeaderIdempotencyKey), got[0].Header.Get(webhook.HeaderWebhookID))
+		assert.NoError(t, webhook.Verify("s3cret", got[0].Header, got[0].Body, got[0].At, webhook.DefaultTolerance), "signed")
+		assert.Empty(t, got[0].Header.Get("X-Opsnorth-Signature"), "the old signature header is gone")
 		s.event(t, "ok", "WebhookDelivered", "delivered after 1 attempt")
 	})
 	t.Run("5xx then 2xx", func(t *testing.T) {
@@ -122,11 +127,15 @@ func Run(t *testing.T, k Kind) {
 		assert.Equal(t, int32(3), o.Webhook.Attempts)
 		got := flaky.Requests()
 		require.Len(t, got, 3)
-		for _, g := range got[1:] {
+		for i, g := range got[1:] {
 			assert.Equal(t, got[0].Body, g.Body, "every attempt sends the same body")
 			assert.Equal(t, got[0].Header.Get(webhook.HeaderIdempotencyKey), g.Header.Get(webhook.HeaderIdempotencyKey))
+			assert.Equal(t, got[0].Header.Get(webhook.HeaderWebhookID), g.Header.Get(webhook.HeaderWebhookID), "one id for every attempt")
+			// A retry waits past the second of the last attempt: its timestamp is later.
+			assert.Greater(t, unix(t, g), unix(t, got[i]), "every attempt has its own timestamp")
 		}
-		assert.Empty(t, got[0].Header.Get(webhook.HeaderSignature), "no secret, no signature")
+		assert.Equal(t, got[0].Header.Get(webhook.HeaderIdempotencyKey), got[0].Header.Get(webhook.HeaderWebhookID))
+		assert.Empty(t, got[0].Header.Values(webhook.HeaderWebhookSignature), "no secret, no signature")
 		s.event(t, "flaky", "WebhookFailed", "receiver answered 503")
 	})
 	t.Run("timeout", func(t *testing.T) {
@@ -145,21 +154,25 @@ func Run(t *testing.T, k Kind) {
 		s.event(t, "refused", "WebhookGaveUp", "after 1 attempt")
 		assert.Equal(t, 1.0, testutil.ToFloat64(webhook.Deliveries(k.Name(), "refused"))-refused)
 	})
-	for _, tc := range []struct{ name, object, secret, want string }{
-		{"missing secret", "missing-secret", "late", `secrets "late" not found`},
-		{"empty secret", "empty-secret", "blank", `key "token" of webhook secret ` + k.Namespace() + `/blank is empty`},
+	for _, tc := range []struct{ name, object, secret, want, fixed string }{
+		{"missing secret", "missing-secret", "late", `secrets "late" not found`, "fixed-late"},
+		{"empty secret", "empty-secret", "blank", `key "token" of webhook secret ` + k.Namespace() + `/blank is empty`, "fixed-blank"},
+		{"invalid whsec_ secret", "invalid-whsec-secret", "bad-whsec",
+			`key "token" of webhook secret ` + k.Namespace() + `/bad-whsec is not valid base64 after whsec_`,
+			"whsec_Zml4ZWQtd2hzZWMta2V5"}, // base64 of "fixed-whsec-key"
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := s.wait(t, tc.object, func(d *v1alpha1.WebhookDelivery) bool { return d.Attempts >= 2 })
 			assert.Contains(t, o.Webhook.LastError, tc.want)
 			s.condition(t, o, metav1.ConditionFalse, "Retrying")
 			rcv := signedBy[tc.secret]
+			assert.NotContains(t, o.Webhook.LastError, "not!base64", "the reason, never the secret")
 			assert.Empty(t, rcv.Requests(), "never sent unsigned")
-			s.secret(t, tc.secret, "token", "fixed-"+tc.secret)
+			s.secret(t, tc.secret, "token", tc.fixed)
 			s.wait(t, tc.object, func(d *v1alpha1.WebhookDelivery) bool { return d.Delivered })
 			got := rcv.Requests()
 			require.Len(t, got, 1)
-			assert.True(t, webhook.Verify([]byte("fixed-"+tc.secret), got[0].Body, got[0].Header.Get(webhook.HeaderSignature)))
+			assert.NoError(t, webhook.Verify(tc.fixed, got[0].Header, got[0].Body, got[0].At, webhook.DefaultTolerance))
 		})
 	}
 	t.Run("another user's secret", func(t *testing.T) {
@@ -174,7 +187,7 @@ func Run(t *testing.T, k Kind) {
 		s.wait(t, "foreign-secret", func(d *v1alpha1.WebhookDelivery) bool { return d.Delivered })
 		got := foreign.Requests()
 		require.Len(t, got, 1)
-		assert.True(t, webhook.Verify([]byte("shared-now"), got[0].Body, got[0].Header.Get(webhook.HeaderSignature)))
+		assert.NoError(t, webhook.Verify("shared-now", got[0].Header, got[0].Body, got[0].At, webhook.DefaultTolerance))
 	})
 	t.Run("redirect is not followed", func(t *testing.T) {
 		o := s.wait(t, "redirect", func(d *v1alpha1.WebhookDelivery) bool { return d.Attempts >= 2 })
@@ -212,6 +225,8 @@ func Run(t *testing.T, k Kind) {
 		got := restart.Requests()
 		require.Len(t, got, 2)
 		assert.Equal(t, got[0].Header.Get(webhook.HeaderIdempotencyKey), got[1].Header.Get(webhook.HeaderIdempotencyKey))
+		assert.Equal(t, got[0].Header.Get(webhook.HeaderWebhookID), got[1].Header.Get(webhook.HeaderWebhookID))
+		assert.Greater(t, unix(t, got[1]), unix(t, got[0]), "the next leader dates its own attempt")
 		assert.Equal(t, got[0].Body, got[1].Body)
 		time.Sleep(3 * time.Second)
 		assert.Len(t, restart.Requests(), 2, "a delivered webhook is never sent again")
@@ -221,6 +236,14 @@ func Run(t *testing.T, k Kind) {
 }
 
 type suite struct{ k Kind }
+
+// unix is a request's webhook-timestamp.
+func unix(t *testing.T, g testkit.Got) int64 {
+	t.Helper()
+	ts, err := strconv.ParseInt(g.Header.Get(webhook.HeaderWebhookTimestamp), 10, 64)
+	require.NoError(t, err, "webhook-timestamp")
+	return ts
+}
 
 // secret creates or replaces a Secret holding key=value.
 // secret creates or replaces a signing Secret that every user may use.

@@ -63,8 +63,12 @@ type AgentTaskSpecApplyConfiguration struct {
 	Resources *ResourceRequirementsApplyConfiguration `json:"resources,omitempty"`
 	// WebhookURL receives a POST with the task's result once it is terminal.
 	WebhookURL *string `json:"webhookUrl,omitempty"`
-	// WebhookSecretRef names a Secret key whose value signs the webhook body
-	// (HMAC-SHA256, sent in the X-Opsnorth-Signature header).
+	// WebhookSecretRef names a Secret key whose value signs the completion
+	// webhook the Standard Webhooks way (https://www.standardwebhooks.com):
+	// webhook-signature is "v1," and the base64 of HMAC-SHA256 over
+	// "<webhook-id>.<webhook-timestamp>.<body>". A value starting with
+	// "whsec_" holds the key base64-encoded after that prefix; any other
+	// value is the key as is. Without it the webhook is sent unsigned.
 	WebhookSecretRef *SecretKeyReferenceApplyConfiguration `json:"webhookSecretRef,omitempty"`
 	// ServiceAccountName is the ServiceAccount the agent's pod runs as.
 	ServiceAccountName *string `json:"serviceAccountName,omitempty"`

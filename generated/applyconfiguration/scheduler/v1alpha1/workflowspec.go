@@ -37,7 +37,12 @@ type WorkflowSpecApplyConfiguration struct {
 	TimeoutSeconds *int64 `json:"timeoutSeconds,omitempty"`
 	// WebhookURL receives a POST with the workflow's result once it is terminal.
 	WebhookURL *string `json:"webhookUrl,omitempty"`
-	// WebhookSecretRef names a Secret key whose value signs the webhook body.
+	// WebhookSecretRef names a Secret key whose value signs the completion
+	// webhook the Standard Webhooks way (https://www.standardwebhooks.com):
+	// webhook-signature is "v1," and the base64 of HMAC-SHA256 over
+	// "<webhook-id>.<webhook-timestamp>.<body>". A value starting with
+	// "whsec_" holds the key base64-encoded after that prefix; any other
+	// value is the key as is. Without it the webhook is sent unsigned.
 	WebhookSecretRef *SecretKeyReferenceApplyConfiguration `json:"webhookSecretRef,omitempty"`
 }
 
