@@ -26,43 +26,43 @@ func validateSpec(spec *v1alpha1.WorkflowSpec) (*dag.Graph, error) {
 		return nil, err
 	}
 	for i, step := range spec.Steps {
-		for _, key := range sortedKeys(step.Input) {
-			refs, err := subst.References(step.Input[key])
-			if err != nil {
-				return nil, fmt.Errorf("step %q input %q: %w", step.Name, key, err)
-			}
-			for _, ref := range refs {
-				if err := checkRef(spec, g, i, ref); err != nil {
-					return nil, fmt.Errorf("step %q input %q: %s: %w", step.Name, key, ref, err)
-				}
-			}
-		}
-		if err := checkInputSize(spec, step); err != nil {
-			return nil, err
+		if err := checkInput(spec, g, i); err != nil {
+			return nil, fmt.Errorf("step %q %w", step.Name, err)
 		}
 	}
 	return g, nil
 }
 
-// checkInputSize measures step's input as if every step output it references
-// were empty, without building it: the least it can expand to.
-func checkInputSize(spec *v1alpha1.WorkflowSpec, step v1alpha1.WorkflowStep) error {
-	total := 0
-	for _, key := range sortedKeys(step.Input) {
-		n, err := subst.Size(step.Input[key], func(ref subst.Ref) int {
-			if ref.Kind == subst.Input {
-				return len(spec.Input[ref.Key])
-			}
-			return 0
-		})
-		if err != nil {
-			return fmt.Errorf("step %q input %q: %w", step.Name, key, err)
+// checkInput parses each value of step i's input once: its references must
+// be valid, and its size, measured as if every step output it references
+// were empty (the least it can expand to), must fit the task input limits.
+func checkInput(spec *v1alpha1.WorkflowSpec, g *dag.Graph, i int) error {
+	input, total := spec.Steps[i].Input, 0
+	leastSize := func(ref subst.Ref) int {
+		if ref.Kind == subst.Input {
+			return len(spec.Input[ref.Key])
 		}
+		return 0
+	}
+	for _, key := range sortedKeys(input) {
+		segs, err := subst.Parse(input[key])
+		if err != nil {
+			return fmt.Errorf("input %q: %w", key, err)
+		}
+		for _, seg := range segs {
+			if seg.Ref == nil {
+				continue
+			}
+			if err := checkRef(spec, g, i, *seg.Ref); err != nil {
+				return fmt.Errorf("input %q: %s: %w", key, seg.Ref, err)
+			}
+		}
+		n := subst.Size(segs, leastSize)
 		if n > v1alpha1.MaxInputValueBytes {
-			return fmt.Errorf("step %q %w", step.Name, &inputTooLargeError{key: key})
+			return &inputTooLargeError{key: key}
 		}
 		if total = subst.SaturatingAdd(total, len(key)+n); total > v1alpha1.MaxInputBytes {
-			return fmt.Errorf("step %q %w", step.Name, &inputTooLargeError{key: key, total: true})
+			return &inputTooLargeError{key: key, total: true}
 		}
 	}
 	return nil

@@ -191,13 +191,10 @@ func Expand(value string, resolve Resolver, limit int) (string, error) {
 	return b.String(), nil
 }
 
-// Size returns the length Expand would produce when each reference is size(ref)
-// bytes long, without building it. It saturates at math.MaxInt.
-func Size(value string, size func(Ref) int) (int, error) {
-	segs, err := Parse(value)
-	if err != nil {
-		return 0, err
-	}
+// Size returns the length Expand would produce from the parsed segs when
+// each reference is size(ref) bytes long, without building it. It saturates
+// at math.MaxInt.
+func Size(segs []Segment, size func(Ref) int) int {
 	n := 0
 	for _, s := range segs {
 		piece := len(s.Literal)
@@ -206,7 +203,7 @@ func Size(value string, size func(Ref) int) (int, error) {
 		}
 		n = SaturatingAdd(n, piece)
 	}
-	return n, nil
+	return n
 }
 
 // SaturatingAdd returns a+b for non-negative a and b, or math.MaxInt when the

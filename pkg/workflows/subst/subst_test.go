@@ -165,13 +165,11 @@ func TestSize(t *testing.T) {
 		{value: strings.Repeat("${inputs.x}", 3), want: 300},
 	}
 	for _, tt := range tests {
-		got, err := Size(tt.value, size)
+		segs, err := Parse(tt.value)
 		require.NoError(t, err, tt.value)
-		assert.Equal(t, tt.want, got, tt.value)
+		assert.Equal(t, tt.want, Size(segs, size), tt.value)
 	}
-	got, err := Size("${inputs.a}${inputs.b}", func(Ref) int { return math.MaxInt - 1 })
+	segs, err := Parse("${inputs.a}${inputs.b}")
 	require.NoError(t, err)
-	assert.Equal(t, math.MaxInt, got, "saturates instead of overflowing")
-	_, err = Size("${", size)
-	require.ErrorIs(t, err, ErrMalformed)
+	assert.Equal(t, math.MaxInt, Size(segs, func(Ref) int { return math.MaxInt - 1 }), "saturates instead of overflowing")
 }
