@@ -17579,6 +17579,13 @@ func schema_scheduler_apis_scheduler_v1alpha1_AgentTaskSpec(ref common.Reference
 							Format:      "int64",
 						},
 					},
+					"startTimeoutSeconds": {
+						SchemaProps: spec.SchemaProps{
+							Description: "StartTimeoutSeconds bounds how long the task may wait for its agent to start running, counted from the task's creation: a pod that cannot be created, scheduled or pulled by then fails the task with the last cause as its reason. Defaults to the manager's --default-start-timeout (10 minutes).",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
 					"resources": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Resources are the agent container's requests and limits.",
@@ -17704,7 +17711,7 @@ func schema_scheduler_apis_scheduler_v1alpha1_AgentTaskStatus(ref common.Referen
 					},
 					"reason": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Reason is a CamelCase word for why the task ended, e.g. Completed, Error, DeadlineExceeded, PodDeleted.",
+							Description: "Reason is a CamelCase word for why the task ended, e.g. Completed, Error, DeadlineExceeded, PodDeleted, or, while Pending, for what keeps its agent from starting, e.g. Unschedulable, ImagePullBackOff, ServiceAccountNotFound, QuotaExceeded.",
 							Type:        []string{"string"},
 							Format:      "",
 						},
@@ -17746,7 +17753,7 @@ func schema_scheduler_apis_scheduler_v1alpha1_AgentTaskStatus(ref common.Referen
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "Conditions are Ready (the task succeeded), Reconciling, Stalled and WebhookDelivered.",
+							Description: "Conditions are Ready (the task succeeded), Reconciling, Stalled, WebhookDelivered and OutputTruncated (the termination message reached the kubelet's limit of 4096 bytes, so only its end was kept).",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
@@ -18427,6 +18434,20 @@ func schema_scheduler_apis_scheduler_v1alpha1_StepStatus(ref common.ReferenceCal
 									},
 								},
 							},
+						},
+					},
+					"outputTruncated": {
+						SchemaProps: spec.SchemaProps{
+							Description: "OutputTruncated is set when the kubelet kept only the last 4096 bytes of the step agent's termination message: a later step that reads this step's output fails with reason OutputTruncated.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"reason": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Reason is a CamelCase word for why the step failed or is retrying, e.g. StepFailed, or the reason its task could not start.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"message": {
@@ -19497,6 +19518,13 @@ func schema_scheduler_apis_scheduler_v1alpha1_WorkflowStep(ref common.ReferenceC
 					"timeoutSeconds": {
 						SchemaProps: spec.SchemaProps{
 							Description: "TimeoutSeconds bounds each attempt of the step.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"startTimeoutSeconds": {
+						SchemaProps: spec.SchemaProps{
+							Description: "StartTimeoutSeconds bounds how long each attempt may wait for its agent to start (the step task's startTimeoutSeconds).",
 							Type:        []string{"integer"},
 							Format:      "int64",
 						},

@@ -20,13 +20,16 @@ import (
 	informers "opsnorth.io/scheduler/generated/informers/externalversions/scheduler/v1alpha1"
 )
 
-// runningPods selects the pods that run: a task is Running from its pod's
-// first Running state and needs a finished pod once, when its Job concludes,
-// reading it from the API server then; a pending pod is not in its status
-// (not worth a write) and its pod is not needed. So the cache holds the pods
-// that run now, not every pod a burst of tasks queued: a pod enters the cache
-// when it starts running and leaves it with a delete when it finishes.
-var runningPods = fields.OneTermEqualSelector("status.phase", string(corev1.PodRunning))
+// unfinishedPods selects the pods that have not finished: a pending pod
+// says why its agent does not start (podCause), a running one that it runs.
+// A task needs a finished pod once, when its Job concludes, and reads it
+// from the API server then, so the cache holds the pods in flight, not
+// every pod kept until its Job's TTL: a pod leaves the cache with a delete
+// when it finishes. Pods are trimmed to a few status fields (trimPod).
+var unfinishedPods = fields.AndSelectors(
+	fields.OneTermNotEqualSelector("status.phase", string(corev1.PodSucceeded)),
+	fields.OneTermNotEqualSelector("status.phase", string(corev1.PodFailed)),
+)
 
 // notSettled selects the tasks the manager still has work on (status.settled
 // is a selectable field of the CRD; unset reads as ""). A task that settles
@@ -51,10 +54,10 @@ const podJobIndex = "tasks.opsnorth.io/job"
 // selectTaskJobs restricts a list or watch to the Jobs (and pods) of tasks.
 func selectTaskJobs(o *metav1.ListOptions) { o.LabelSelector = jobSelector().String() }
 
-// selectRunningPods restricts a list or watch to the running pods of tasks.
-func selectRunningPods(o *metav1.ListOptions) {
+// selectUnfinishedPods restricts a list or watch to the unfinished pods of tasks.
+func selectUnfinishedPods(o *metav1.ListOptions) {
 	selectTaskJobs(o)
-	o.FieldSelector = runningPods.String()
+	o.FieldSelector = unfinishedPods.String()
 }
 
 // jobSelector selects the Jobs (and their pods) of AgentTasks.
@@ -66,12 +69,13 @@ func jobSelector() labels.Selector { return labels.SelectorFromSet(selectorLabel
 //
 // The spec is read whole only to build the Job, which happens only while the
 // task has recorded no Job (ensureJob): once status.jobName is set, the
-// cache keeps the ids, the timeout (for the Timeout message) and the webhook
-// URL, so a backlog of tasks with large inputs does not hold them twice (the
-// Jobs carry them). A terminal task is never observed again (its spec is
-// immutable, so its status is final) and only its webhook may still be due,
-// which works from a live read: until the task settles and leaves the cache,
-// it keeps only its identity, phase and webhook state.
+// cache keeps the ids, the timeouts (for the Timeout message and the start
+// deadline) and the webhook URL, so a backlog of tasks with large inputs
+// does not hold them twice (the Jobs carry them). A terminal task is never
+// observed again (its spec is immutable, so its status is final) and only
+// its webhook may still be due, which works from a live read: until the
+// task settles and leaves the cache, it keeps only its identity, phase and
+// webhook state.
 func trimTask(obj any) (any, error) {
 	task, ok := obj.(*v1alpha1.AgentTask)
 	if !ok {
@@ -84,7 +88,8 @@ func trimTask(obj any) (any, error) {
 		task.Status = v1alpha1.AgentTaskStatus{Phase: st.Phase, Reason: st.Reason, Webhook: st.Webhook, Settled: st.Settled}
 	} else if st.JobName != "" {
 		sp := task.Spec
-		task.Spec = v1alpha1.AgentTaskSpec{TaskID: sp.TaskID, UserID: sp.UserID, WebhookURL: sp.WebhookURL, TimeoutSeconds: sp.TimeoutSeconds}
+		task.Spec = v1alpha1.AgentTaskSpec{TaskID: sp.TaskID, UserID: sp.UserID, WebhookURL: sp.WebhookURL,
+			TimeoutSeconds: sp.TimeoutSeconds, StartTimeoutSeconds: sp.StartTimeoutSeconds}
 	}
 	internTask(task)
 	return task, nil
@@ -199,7 +204,7 @@ func trimPod(obj any) (any, error) {
 	pod.Spec = corev1.PodSpec{}
 	var conds []corev1.PodCondition
 	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.DisruptionTarget {
+		if c.Type == corev1.DisruptionTarget || c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse {
 			conds = append(conds, c)
 		}
 	}

@@ -138,15 +138,15 @@ func TestPodJobName(t *testing.T) {
 	assert.Equal(t, []string{"agent-tasks/summarise"}, key)
 }
 
-func TestCacheSelectsRunningPods(t *testing.T) {
+func TestCacheSelectsUnfinishedPods(t *testing.T) {
 	var o metav1.ListOptions
-	selectRunningPods(&o)
+	selectUnfinishedPods(&o)
 	field, err := fields.ParseSelector(o.FieldSelector)
 	require.NoError(t, err)
 	label, err := labels.Parse(o.LabelSelector)
 	require.NoError(t, err)
 	for phase, cached := range map[corev1.PodPhase]bool{
-		corev1.PodPending: false, corev1.PodRunning: true, corev1.PodUnknown: false,
+		corev1.PodPending: true, corev1.PodRunning: true, corev1.PodUnknown: true,
 		corev1.PodSucceeded: false, corev1.PodFailed: false,
 	} {
 		assert.Equal(t, cached, field.Matches(fields.Set{"status.phase": string(phase)}), "a %s pod is cached", phase)

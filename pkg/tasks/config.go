@@ -21,6 +21,9 @@ type Config struct {
 	// it and the task goes straight to Running: one status write of three
 	// less per task. 0 writes Pending at once.
 	PendingStatusDelay time.Duration
+	// DefaultStartTimeout is how long a task whose spec sets no
+	// startTimeoutSeconds may wait for its agent to start; 0 for ever.
+	DefaultStartTimeout time.Duration
 }
 
 // DefaultConfig returns the defaults of the manager's flags.
@@ -29,5 +32,6 @@ func DefaultConfig() Config {
 		DefaultTTLSecondsAfterFinished: 3600,
 		Webhook:                        webhook.DefaultConfig("opsnorth-scheduler-tasks"),
 		PendingStatusDelay:             3 * time.Second,
+		DefaultStartTimeout:            10 * time.Minute,
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -34,7 +35,8 @@ const ControllerName = "agenttask"
 type Reconciler struct {
 	client     client.Client // writes Jobs
 	jobs       *jobStore
-	pods       []toolscache.Indexer // running pods of tasks, by podJobIndex
+	pods       []toolscache.Indexer // unfinished pods of tasks, by podJobIndex
+	events     []toolscache.Indexer // FailedCreate events of Jobs, by eventJobIndex
 	apiReader  client.Reader        // uncached: confirms what the caches miss, reads Secrets
 	clientset  versioned.Interface
 	listers    []listers.AgentTaskLister
@@ -45,9 +47,11 @@ type Reconciler struct {
 	// reconcile runs on every Job, pod and task event.
 	running, terminal []manager.Phase[*scope]
 	finished          *finishedPods
-	cfg               Config
-	fieldOwner        string
-	now               func() time.Time
+	// stops are the Jobs stopJob failed to delete, by key, with their UIDs.
+	stops      sync.Map
+	cfg        Config
+	fieldOwner string
+	now        func() time.Time
 }
 
 // Setup registers the AgentTask controller with d.Manager.
@@ -85,15 +89,22 @@ func Setup(ctx context.Context, d *manager.Deps, cfg Config) error {
 		return err
 	}
 	pods, err := d.Kube.Watched(manager.KubeKind{Object: &corev1.Pod{}, Resource: corev1.SchemeGroupVersion.WithResource("pods"),
-		Select: selectRunningPods, Transform: trimPod, Indexers: toolscache.Indexers{podJobIndex: podJobKey}})
+		Select: selectUnfinishedPods, Transform: trimPod, Indexers: toolscache.Indexers{podJobIndex: podJobKey}})
+	if err != nil {
+		return err
+	}
+	events, err := d.Kube.Watched(manager.KubeKind{Object: &corev1.Event{}, Resource: corev1.SchemeGroupVersion.WithResource("events"),
+		Select: selectCreateFailures, Transform: trimEvent, Indexers: toolscache.Indexers{eventJobIndex: eventJobKey}})
 	if err != nil {
 		return err
 	}
 	for ns := range jobs {
 		r.jobs.informers = append(r.jobs.informers, jobs[ns])
 		r.pods = append(r.pods, pods[ns].GetIndexer())
+		r.events = append(r.events, events[ns].GetIndexer())
 		b = b.WatchesRawSource(manager.Watch(jobs[ns], handler.EnqueueRequestsFromMapFunc(jobTask))).
-			WatchesRawSource(manager.Watch(pods[ns], handler.EnqueueRequestsFromMapFunc(podTask)))
+			WatchesRawSource(manager.Watch(pods[ns], podHandler())).
+			WatchesRawSource(manager.Watch(events[ns], handler.EnqueueRequestsFromMapFunc(eventTask)))
 	}
 	for _, inf := range d.Informers.InformersFor(&v1alpha1.AgentTask{}, unsettledTasks) {
 		if err := inf.SetTransform(trimTask); err != nil {

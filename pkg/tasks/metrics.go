@@ -13,6 +13,7 @@ const (
 	errJobConflict = "job_conflict"
 	errAPIRead     = "api_read"
 	errStatusWrite = "status_write"
+	errJobDelete   = "job_delete"
 )
 
 // The tasks manager's metrics. Reconcile counts, errors and latency per

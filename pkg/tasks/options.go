@@ -25,6 +25,8 @@ type Options struct {
 	DefaultTTLSecondsAfterFinished int32
 	// PendingStatusDelay delays a new task's Pending status; see Config.
 	PendingStatusDelay time.Duration
+	// DefaultStartTimeout bounds a task's wait for its agent to start; see Config.
+	DefaultStartTimeout time.Duration
 }
 
 // AddFlags registers the tasks flags on fs, setting o to their defaults.
@@ -40,9 +42,11 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"Seconds a finished Job and its pod are kept, unless the task sets ttlSecondsAfterFinished.")
 	fs.DurationVar(&o.PendingStatusDelay, "pending-status-delay", def.PendingStatusDelay,
 		"How long a new task's Pending status waits for its pod to run after the Job is created; a task whose pod runs within it goes straight to Running, one status write less. 0 writes Pending at once.")
+	fs.DurationVar(&o.DefaultStartTimeout, "default-start-timeout", def.DefaultStartTimeout,
+		"How long a task may wait for its agent to start (its pod created, scheduled, its image pulled) unless it sets startTimeoutSeconds; then it fails with the last cause as its reason. 0 waits for ever.")
 	manager.BindEnvs(fs,
 		"task-namespace", "allow-privileged-tasks", "default-ttl-seconds-after-finished",
-		"pending-status-delay")
+		"pending-status-delay", "default-start-timeout")
 }
 
 // Validate checks the tasks flags; each error names its flag.
@@ -53,6 +57,9 @@ func (o *Options) Validate() error {
 	}
 	if o.PendingStatusDelay < 0 {
 		errs = append(errs, fmt.Errorf("--pending-status-delay: must not be negative, got %s", o.PendingStatusDelay))
+	}
+	if o.DefaultStartTimeout < 0 {
+		errs = append(errs, fmt.Errorf("--default-start-timeout: must not be negative, got %s", o.DefaultStartTimeout))
 	}
 	return errors.Join(errs...)
 }
@@ -67,6 +74,7 @@ func (o *Options) Config() (Config, error) {
 	cfg.AllowPrivileged = o.AllowPrivilegedTasks
 	cfg.DefaultTTLSecondsAfterFinished = o.DefaultTTLSecondsAfterFinished
 	cfg.PendingStatusDelay = o.PendingStatusDelay
+	cfg.DefaultStartTimeout = o.DefaultStartTimeout
 	cfg.Webhook = hooks
 	return cfg, nil
 }
@@ -86,7 +94,8 @@ func component(o *Options) manager.Component {
 		LogValues: func() []any {
 			return append(o.Webhook.LogValues(),
 				"allowPrivilegedTasks", o.AllowPrivilegedTasks,
-				"defaultTTLSecondsAfterFinished", o.DefaultTTLSecondsAfterFinished)
+				"defaultTTLSecondsAfterFinished", o.DefaultTTLSecondsAfterFinished,
+				"defaultStartTimeout", o.DefaultStartTimeout)
 		},
 		Setup: manager.SetupWith(o.Config, Setup),
 	}

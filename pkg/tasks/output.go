@@ -2,7 +2,12 @@ package tasks
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 )
 
 // ResultKey is the output key that holds a termination message that is not a
@@ -45,4 +50,12 @@ func stringObject(text string) (map[string]string, bool) {
 		out[k] = *v
 	}
 	return out, true
+}
+
+func truncatedCondition(gen int64) metav1.Condition {
+	return metav1.Condition{Type: v1alpha1.ConditionOutputTruncated, Status: metav1.ConditionTrue,
+		Reason: v1alpha1.ReasonOutputTruncated, ObservedGeneration: gen,
+		Message: fmt.Sprintf("the agent's termination message reached the kubelet's limit of %d bytes, which keeps only its last %d bytes; "+
+			"return larger results by reference (a URL or object key in the output)",
+			v1alpha1.MaxTerminationMessageBytes, v1alpha1.MaxTerminationMessageBytes)}
 }

@@ -12,18 +12,22 @@ package tasks
 // AgentTasks are read through informers and only their status is written
 // (server-side apply = patch). Setting blockOwnerDeletion on a Job's owner
 // reference needs update on agenttasks/finalizers. Jobs are created once and
-// never updated or deleted (the garbage collector and the Job TTL do that).
-// Pods are only watched. Webhook signing secrets are read with a single GET
-// in the task namespace; before a Job is created, the metadata of the
-// ServiceAccount and Secrets a task names is read the same way, to check
-// they are labelled for the task's user. Namespaces are watched (their
-// tenant label only) to refuse a task whose namespace is bound to another user.
+// never updated; one is deleted only when its task ended before the agent
+// started (stopJob); otherwise the garbage collector and the Job TTL remove
+// them. Pods are only watched, and so are the Job controller's FailedCreate
+// events (through the core API, which serves those of both event APIs).
+// Webhook signing secrets are read with a single GET in the task namespace;
+// before a Job is created, the metadata of the ServiceAccount and Secrets a
+// task names is read the same way, to check they are labelled for the
+// task's user. Namespaces are watched (their tenant label only) to refuse a
+// task whose namespace is bound to another user.
 //
 // +kubebuilder:rbac:namespace=agent-tasks,groups=scheduler.opsnorth.io,resources=agenttasks,verbs=get;list;watch
 // +kubebuilder:rbac:namespace=agent-tasks,groups=scheduler.opsnorth.io,resources=agenttasks/status,verbs=get;patch
 // +kubebuilder:rbac:namespace=agent-tasks,groups=scheduler.opsnorth.io,resources=agenttasks/finalizers,verbs=update
-// +kubebuilder:rbac:namespace=agent-tasks,groups=batch,resources=jobs,verbs=get;list;watch;create
+// +kubebuilder:rbac:namespace=agent-tasks,groups=batch,resources=jobs,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:namespace=agent-tasks,groups="",resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:namespace=agent-tasks,groups="",resources=events,verbs=list;watch
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=list;watch
 // +kubebuilder:rbac:namespace=agent-tasks,groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:namespace=agent-tasks,groups="",resources=secrets;serviceaccounts,verbs=get

@@ -53,7 +53,11 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if apierrors.IsNotFound(err) {
 		// Settled (the cache holds unsettled tasks only) or deleted: what
 		// the manager kept for the task goes, its Job's record included
-		// (Jobs are named after their tasks).
+		// (Jobs are named after their tasks), once a Job its settled task
+		// left running is stopped.
+		if err := r.stopSettledJob(ctx, req.NamespacedName); err != nil {
+			return ctrl.Result{}, err
+		}
 		r.finished.forget(req.NamespacedName)
 		r.jobs.forget(req.NamespacedName)
 		return ctrl.Result{}, nil
@@ -72,7 +76,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	log := ctrl.LoggerFrom(ctx).WithValues("taskId", task.Spec.TaskID, "phase", task.Status.Phase)
 	ctx = ctrl.LoggerInto(ctx, log)
 
-	s := &scope{task: task.DeepCopy(), obs: Observation{Now: r.now()}}
+	s := &scope{task: task.DeepCopy(), obs: Observation{Now: r.now(), StartTimeout: r.cfg.DefaultStartTimeout}}
 	phases := r.running
 	if task.Status.Phase.IsTerminal() {
 		// A terminal task's status is final (its spec is immutable) and the
@@ -84,6 +88,9 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	if err := r.writeStatus(ctx, s); err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := r.stopJob(ctx, s.task, s.obs.Job); err != nil {
 		return ctrl.Result{}, err
 	}
 	if webhookDue(s.task) {
@@ -214,6 +221,7 @@ func (r *Reconciler) createJob(ctx context.Context, s *scope) error {
 		return nil
 	case ref.Reason != "":
 		// Backed off by the work queue; the status says why meanwhile.
+		s.obs.WaitingReason = ref.Reason
 		s.obs.Waiting = fmt.Sprintf("the API server refused the task's Job (%s), retrying: %s", ref.Reason, ref.Message)
 		s.retry = err
 		return nil
@@ -249,14 +257,19 @@ func (r *Reconciler) observePod(ctx context.Context, s *scope) (bool, error) {
 	if job == nil {
 		return false, nil
 	}
-	concluded := jobCondition(job, batchv1.JobComplete) != nil || failure(job) != nil
-	if !concluded {
+	done := concluded(job)
+	if !done {
 		pods, err := r.cachedPods(job)
 		if err != nil {
 			return false, errorf(errAPIRead, "list pods of job %s: %w", job.Name, err)
 		}
-		if s.obs.Pod = newestPod(podsOf(pods, job)); s.obs.Pod != nil || s.task.Status.PodName == "" {
+		if s.obs.Pod = newestPod(podsOf(pods, job)); s.obs.Pod != nil {
 			return false, nil
+		}
+		if s.task.Status.PodName == "" {
+			// No pod yet: the Job controller's events say why, if it failed.
+			s.obs.CreateFailure, err = r.createFailure(job)
+			return false, err
 		}
 	}
 	key := types.NamespacedName{Namespace: s.task.Namespace, Name: s.task.Name}
@@ -270,7 +283,7 @@ func (r *Reconciler) observePod(ctx context.Context, s *scope) (bool, error) {
 	}
 	r.finished.put(key, pod)
 	s.obs.Pod = pod
-	s.obs.PodGone = pod == nil && !concluded && s.task.Status.PodName != ""
+	s.obs.PodGone = pod == nil && !done && s.task.Status.PodName != ""
 	return false, nil
 }
 
@@ -311,6 +324,12 @@ func podsOf(pods []corev1.Pod, job *batchv1.Job) []corev1.Pod {
 func (r *Reconciler) computeStatus(_ context.Context, s *scope) (bool, error) {
 	old := s.task.Status
 	st := ComputeStatus(s.task, s.obs)
+	if st.Phase == v1alpha1.TaskPending {
+		// Nothing but the clock fails a task whose agent does not start.
+		if deadline := startDeadline(s.task, s.obs.StartTimeout); !deadline.IsZero() {
+			s.requeue = minPositive(s.requeue, deadline.Sub(s.obs.Now)+10*time.Millisecond)
+		}
+	}
 	if equality.Semantic.DeepEqual(old, st) {
 		return false, nil
 	}
@@ -325,9 +344,10 @@ func (r *Reconciler) computeStatus(_ context.Context, s *scope) (bool, error) {
 // pendingDelay is how much longer a new task waits before its first status,
 // Pending, is written: until cfg.PendingStatusDelay after its Job was
 // created. A task waiting for something else than its pod (a predecessor's
-// Job) has no Job yet and is shown at once.
+// Job) has no Job yet, and one whose pod cannot start has a reason: both
+// are shown at once.
 func (r *Reconciler) pendingDelay(old, st v1alpha1.AgentTaskStatus, obs Observation) time.Duration {
-	if old.Phase != "" || st.Phase != v1alpha1.TaskPending || obs.Job == nil {
+	if old.Phase != "" || st.Phase != v1alpha1.TaskPending || obs.Job == nil || st.Reason != "" {
 		return 0
 	}
 	return max(0, obs.Job.CreationTimestamp.Add(r.cfg.PendingStatusDelay).Sub(obs.Now))

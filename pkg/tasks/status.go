@@ -36,8 +36,15 @@ type Observation struct {
 	// FailReason and FailMessage, when set, fail the task before its Job ran:
 	// a Job of its name that is not its own, or a Job the API refused.
 	FailReason, FailMessage string
-	// Waiting explains why there is no Job yet.
-	Waiting string
+	// Waiting explains why there is no Job yet; WaitingReason names it when
+	// the API server refused the Job for a while.
+	Waiting, WaitingReason string
+	// CreateFailure is the message of the Job's latest FailedCreate event:
+	// why the Job controller cannot create its pod.
+	CreateFailure string
+	// StartTimeout is how long a task whose spec sets none may wait for its
+	// agent to start; 0 for ever.
+	StartTimeout time.Duration
 	// Pod is the Job's newest pod; nil when there is none.
 	Pod *corev1.Pod
 	// PodGone is true when the pod the task recorded was confirmed deleted.
@@ -96,6 +103,9 @@ func applyObservation(st *v1alpha1.AgentTaskStatus, task *v1alpha1.AgentTask, ob
 	if term := terminated(obs.Pod); term != nil {
 		st.ExitCode = &term.ExitCode
 		st.Output = ParseOutput(term.Message)
+		if len(term.Message) >= v1alpha1.MaxTerminationMessageBytes {
+			meta.SetStatusCondition(&st.Conditions, truncatedCondition(task.Generation))
+		}
 	}
 }
 
@@ -108,7 +118,11 @@ func decide(task *v1alpha1.AgentTask, st *v1alpha1.AgentTaskStatus, obs Observat
 		return outcome{phase: v1alpha1.TaskFailed, reason: ReasonJobDeleted,
 			message: fmt.Sprintf("Job %s was deleted before the task finished", st.JobName)}
 	case obs.Job == nil:
-		return outcome{phase: v1alpha1.TaskPending, message: obs.Waiting}
+		var cause *startCause
+		if obs.WaitingReason != "" {
+			cause = &startCause{Reason: obs.WaitingReason, Message: obs.Waiting}
+		}
+		return notStarted(task, obs, cause, obs.Waiting)
 	}
 	if c := jobCondition(obs.Job, batchv1.JobComplete); c != nil {
 		return outcome{phase: v1alpha1.TaskSucceeded, reason: ReasonCompleted,
@@ -127,7 +141,11 @@ func decide(task *v1alpha1.AgentTask, st *v1alpha1.AgentTaskStatus, obs Observat
 	if obs.Pod != nil && obs.Pod.Status.Phase != corev1.PodPending && obs.Pod.Status.Phase != "" {
 		return outcome{phase: v1alpha1.TaskRunning, message: fmt.Sprintf("the agent is running in pod %s", obs.Pod.Name)}
 	}
-	return outcome{phase: v1alpha1.TaskPending, message: fmt.Sprintf("Job %s created; waiting for its pod to run", obs.Job.Name)}
+	cause := podCause(obs.Pod)
+	if cause == nil && obs.Pod == nil {
+		cause = createCause(obs.CreateFailure)
+	}
+	return notStarted(task, obs, cause, fmt.Sprintf("Job %s created; waiting for its pod to run", obs.Job.Name))
 }
 
 // failed is the outcome of a Job that failed (or is certain to: FailureTarget).
@@ -273,7 +291,7 @@ func summarize(st *v1alpha1.AgentTaskStatus, task *v1alpha1.AgentTask) {
 	case v1alpha1.TaskRunning:
 		conditions.SetSummary(&st.Conditions, gen, conditions.InProgress, string(st.Phase), st.Message)
 	default:
-		conditions.SetSummary(&st.Conditions, gen, conditions.InProgress, string(v1alpha1.TaskPending), st.Message)
+		conditions.SetSummary(&st.Conditions, gen, conditions.InProgress, conditionReason(st.Reason, string(v1alpha1.TaskPending)), st.Message)
 	}
 	if task.Spec.WebhookURL == "" || !st.Phase.IsTerminal() {
 		meta.RemoveStatusCondition(&st.Conditions, webhook.ConditionDelivered)

@@ -46,8 +46,8 @@ func TestInputTooLarge(t *testing.T) {
 
 	start := time.Now()
 	k.create(bombWorkflow("bomb"))
-	k.create(stepWorkflow("late", step("a", nil), step("b", map[string]string{"IN": "<${steps.a.output.k}>"})))
-	k.finish(k.waitTask("late", "a", 0), v1alpha1.TaskSucceeded, map[string]string{"k": strings.Repeat("x", 32767)})
+	k.create(stepWorkflow("late", step("a", nil), step("b", map[string]string{"IN": "<" + strings.Repeat("${steps.a.output.k}", 9) + ">"})))
+	k.finish(k.waitTask("late", "a", 0), v1alpha1.TaskSucceeded, map[string]string{"k": strings.Repeat("x", 3641)})
 
 	tests := []struct {
 		name, want string

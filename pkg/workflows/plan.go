@@ -148,8 +148,11 @@ func startable(obs *observation, views []stepView) ([]start, int) {
 		input, err := resolveInput(obs, views, out[k].step)
 		if err != nil {
 			i, reason := out[k].step, ReasonMissingOutput
-			if errors.As(err, new(*inputTooLargeError)) {
+			switch {
+			case errors.As(err, new(*inputTooLargeError)):
 				reason = ReasonInputTooLarge
+			case errors.As(err, new(*outputTruncatedError)):
+				reason = v1alpha1.ReasonOutputTruncated
 			}
 			views[i] = views[i].fail(obs, nil, reason, err.Error())
 			return nil, i
@@ -176,6 +179,9 @@ func resolveInput(obs *observation, views []stepView, i int) (map[string]string,
 				return obs.wf.Spec.Input[ref.Key], nil
 			}
 			j, _ := refStep(obs.graph, ref)
+			if views[j].status.OutputTruncated {
+				return "", &outputTruncatedError{step: views[j].status.Name, key: ref.Key}
+			}
 			val, ok := views[j].status.Output[ref.Key]
 			if !ok {
 				return "", fmt.Errorf("step %q produced no output key %q", views[j].status.Name, ref.Key)
@@ -322,4 +328,13 @@ func (obs *observation) withTask(t *v1alpha1.AgentTask) {
 		obs.tasks = map[string]*v1alpha1.AgentTask{}
 	}
 	obs.tasks[t.Name] = t
+}
+
+// outputTruncatedError: a step reads the output of a step whose termination
+// message the kubelet cut to its last bytes.
+type outputTruncatedError struct{ step, key string }
+
+func (e *outputTruncatedError) Error() string {
+	return fmt.Sprintf("step %q's output was truncated: the kubelet kept only the last %d bytes of its termination message, "+
+		"so key %q cannot be trusted; return larger results by reference", e.step, v1alpha1.MaxTerminationMessageBytes, e.key)
 }

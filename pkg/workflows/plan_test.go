@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 )
@@ -18,6 +19,7 @@ import (
 type stepWant struct {
 	phase    v1alpha1.StepPhase
 	attempts int32
+	reason   string
 	message  string
 }
 
@@ -199,13 +201,13 @@ func TestDecide(t *testing.T) {
 		{
 			name: "per-step output budget", wf: makeWorkflow("big").step("a", nil).step("b", nil).obj(), now: now,
 			tasks: func(wf *v1alpha1.Workflow) []*v1alpha1.AgentTask {
-				return []*v1alpha1.AgentTask{task(wf, "a", 0, v1alpha1.TaskSucceeded, map[string]string{"k": strings.Repeat("x", 64<<10)})}
+				return []*v1alpha1.AgentTask{task(wf, "a", 0, v1alpha1.TaskSucceeded, map[string]string{"k": strings.Repeat("x", 4096)})}
 			},
 			wantPhase: v1alpha1.WorkflowFailed, wantReason: ReasonOutputTooLarge,
-			wantMessage: `step "a" failed: output is 65537 bytes, over the budget of 65536 bytes per step`,
+			wantMessage: `step "a" failed: output is 4097 bytes, over the budget of 4096 bytes per step`,
 			wantSteps: []stepWant{
-				{phase: v1alpha1.StepFailed, attempts: 1, message: "output is 65537 bytes, over the budget of 65536 bytes per step"},
-				{phase: v1alpha1.StepSkipped, message: `not started: the workflow failed: step "a" failed: output is 65537 bytes, over the budget of 65536 bytes per step`},
+				{phase: v1alpha1.StepFailed, attempts: 1, message: "output is 4097 bytes, over the budget of 4096 bytes per step"},
+				{phase: v1alpha1.StepSkipped, message: `not started: the workflow failed: step "a" failed: output is 4097 bytes, over the budget of 4096 bytes per step`},
 			},
 			wantCurrent: 2,
 		},
@@ -241,15 +243,49 @@ func TestDecide(t *testing.T) {
 		},
 		{
 			name: "an output too large to substitute fails the step that reads it", now: now,
-			wf: makeWorkflow("out").step("a", nil).step("b", map[string]string{"IN": "<${steps.a.output.k}>"}).obj(),
+			wf: makeWorkflow("out").step("a", nil).step("b", map[string]string{"IN": "<" + strings.Repeat("${steps.a.output.k}", 9) + ">"}).obj(),
 			tasks: func(wf *v1alpha1.Workflow) []*v1alpha1.AgentTask {
-				return []*v1alpha1.AgentTask{task(wf, "a", 0, v1alpha1.TaskSucceeded, map[string]string{"k": strings.Repeat("x", 32767)})}
+				return []*v1alpha1.AgentTask{task(wf, "a", 0, v1alpha1.TaskSucceeded, map[string]string{"k": strings.Repeat("x", 3641)})}
 			},
 			wantPhase: v1alpha1.WorkflowFailed, wantReason: ReasonInputTooLarge,
 			wantMessage: `step "b" failed: input "IN" expands to more than 32768 bytes, the limit of a task input value`,
 			wantSteps: []stepWant{
 				{phase: v1alpha1.StepSucceeded, attempts: 1},
 				{phase: v1alpha1.StepFailed, message: `input "IN" expands to more than 32768 bytes, the limit of a task input value`},
+			},
+			wantCurrent: 2,
+		},
+		{
+			name: "a step whose agent could not start fails with its task's reason", now: now,
+			wf: makeWorkflow("pull").step("a", nil).step("b", nil).obj(),
+			tasks: func(wf *v1alpha1.Workflow) []*v1alpha1.AgentTask {
+				t := task(wf, "a", 0, v1alpha1.TaskFailed, nil)
+				t.Status.Reason, t.Status.Message = "ImagePullBackOff", `the agent did not start within 10m0s: pod a-x: Back-off pulling image "registry.invalid/a:1"`
+				return []*v1alpha1.AgentTask{t}
+			},
+			wantPhase: v1alpha1.WorkflowFailed, wantReason: "ImagePullBackOff",
+			wantMessage: `step "a" failed: Failed after 1 attempt(s): the agent did not start within 10m0s: pod a-x: Back-off pulling image "registry.invalid/a:1"`,
+			wantSteps: []stepWant{
+				{phase: v1alpha1.StepFailed, attempts: 1, reason: "ImagePullBackOff",
+					message: `Failed after 1 attempt(s): the agent did not start within 10m0s: pod a-x: Back-off pulling image "registry.invalid/a:1"`},
+				{phase: v1alpha1.StepSkipped, message: `not started: the workflow failed: step "a" failed: Failed after 1 attempt(s): the agent did not start within 10m0s: pod a-x: Back-off pulling image "registry.invalid/a:1"`},
+			},
+			wantCurrent: 2,
+		},
+		{
+			name: "a step that reads a truncated output fails", now: now,
+			wf: makeWorkflow("cut").step("a", nil).step("b", map[string]string{"IN": "${steps.a.output.result}"}).obj(),
+			tasks: func(wf *v1alpha1.Workflow) []*v1alpha1.AgentTask {
+				t := task(wf, "a", 0, v1alpha1.TaskSucceeded, map[string]string{"result": `..."tail"}`})
+				t.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ConditionOutputTruncated, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonOutputTruncated}}
+				return []*v1alpha1.AgentTask{t}
+			},
+			wantPhase: v1alpha1.WorkflowFailed, wantReason: v1alpha1.ReasonOutputTruncated,
+			wantMessage: `step "b" failed: input "IN": ${steps.a.output.result}: step "a"'s output was truncated: the kubelet kept only the last 4096 bytes of its termination message, so key "result" cannot be trusted; return larger results by reference`,
+			wantSteps: []stepWant{
+				{phase: v1alpha1.StepSucceeded, attempts: 1},
+				{phase: v1alpha1.StepFailed, reason: v1alpha1.ReasonOutputTruncated,
+					message: `input "IN": ${steps.a.output.result}: step "a"'s output was truncated: the kubelet kept only the last 4096 bytes of its termination message, so key "result" cannot be trusted; return larger results by reference`},
 			},
 			wantCurrent: 2,
 		},
@@ -305,7 +341,10 @@ func TestDecide(t *testing.T) {
 			require.Len(t, st.StepStatuses, len(tt.wantSteps))
 			for i, want := range tt.wantSteps {
 				got := st.StepStatuses[i]
-				assert.Equal(t, want, stepWant{phase: got.Phase, attempts: got.Attempts, message: got.Message}, "step %s", got.Name)
+				if want.reason == "" {
+					want.reason = got.Reason // checked where a case names it
+				}
+				assert.Equal(t, want, stepWant{phase: got.Phase, attempts: got.Attempts, reason: got.Reason, message: got.Message}, "step %s", got.Name)
 			}
 			ready := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionReady)
 			require.NotNil(t, ready)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
@@ -35,8 +36,12 @@ type Budget struct {
 	Total int
 }
 
-// DefaultBudget keeps a 50-step workflow far below the 1.5 MB object limit.
-var DefaultBudget = Budget{PerStep: 64 << 10, Total: 256 << 10}
+// DefaultBudget is what the kubelet lets an agent return: its termination
+// message holds at most v1alpha1.MaxTerminationMessageBytes, and an output
+// parsed from it no more. A larger output in a task's status was not
+// written by its agent (anyone allowed to patch agenttasks/status can), and
+// fails the step rather than grow the Workflow toward the object size limit.
+var DefaultBudget = Budget{PerStep: v1alpha1.MaxTerminationMessageBytes, Total: 50 * v1alpha1.MaxTerminationMessageBytes}
 
 // Default retry backoff when the API server did not default it (it does,
 // through the CRD's defaults; these keep the controller correct without).
@@ -89,13 +94,15 @@ func observeStep(obs *observation, i int, prev *v1alpha1.StepStatus) stepView {
 		v.status.Phase = v1alpha1.StepSucceeded
 		v.status.CompletionTime = finishedAt(t, prev, obs.now)
 		v.status.Output = t.Status.Output
+		v.status.OutputTruncated = meta.IsStatusConditionTrue(t.Status.Conditions, v1alpha1.ConditionOutputTruncated)
 	case v1alpha1.TaskFailed, v1alpha1.TaskTimeout:
 		why := taskOutcome(t)
 		if latest >= limit {
 			msg := fmt.Sprintf("%s after %d attempt(s): %s", t.Status.Phase, latest+1, why)
-			return v.fail(obs, prev, ReasonStepFailed, msg)
+			return v.fail(obs, prev, failReason(t), msg)
 		}
 		v.status.Phase = v1alpha1.StepRetrying
+		v.status.Reason = failReason(t)
 		v.retryAt = retryTime(t, backoff(step, latest))
 		v.status.NextAttemptTime = new(metav1.NewTime(v.retryAt))
 		v.status.Message = fmt.Sprintf("attempt %d %s: %s", latest+1, t.Status.Phase, why)
@@ -109,7 +116,7 @@ func observeStep(obs *observation, i int, prev *v1alpha1.StepStatus) stepView {
 // completion time.
 func (v stepView) fail(obs *observation, prev *v1alpha1.StepStatus, reason, msg string) stepView {
 	v.status.Phase = v1alpha1.StepFailed
-	v.status.Message = msg
+	v.status.Reason, v.status.Message = reason, msg
 	v.status.NextAttemptTime = nil
 	v.status.CompletionTime = finishedAt(v.latest, prev, obs.now)
 	v.reason = reason
@@ -156,6 +163,17 @@ func retryTime(t *v1alpha1.AgentTask, wait time.Duration) time.Time {
 		end = end.Truncate(time.Second).Add(time.Second)
 	}
 	return end.Add(wait)
+}
+
+// failReason is the reason a step fails with when its task failed: the
+// task's own when its agent never ran (it could not start: Unschedulable,
+// ImagePullBackOff, AdmissionDenied...), as that is what the user must fix;
+// StepFailed for an agent that ran and failed (the message has its exit).
+func failReason(t *v1alpha1.AgentTask) string {
+	if t.Status.Phase == v1alpha1.TaskFailed && t.Status.StartTime == nil && t.Status.ExitCode == nil && t.Status.Reason != "" {
+		return t.Status.Reason
+	}
+	return ReasonStepFailed
 }
 
 func taskOutcome(t *v1alpha1.AgentTask) string {

@@ -282,15 +282,16 @@ func TestWorkflowTimeout(t *testing.T) {
 	assert.Empty(t, k.taskNames("slow"))
 }
 
-// TestOutputBudget: a step whose output does not fit the per-step budget
-// (64 KiB) fails with reason OutputTooLarge; nothing of it is stored.
+// TestOutputBudget: a step whose output is larger than its agent could
+// have returned (the kubelet's 4096 bytes; someone else wrote the task's
+// status) fails with reason OutputTooLarge; nothing of it is stored.
 func TestOutputBudget(t *testing.T) {
 	k := newCluster(t)
 	startManager(t, k.ns)
 	k.create(stepWorkflow("big", step("huge", nil), step("next", nil)))
-	k.finish(k.waitTask("big", "huge", 0), v1alpha1.TaskSucceeded, map[string]string{"blob": strings.Repeat("x", 70_000)})
+	k.finish(k.waitTask("big", "huge", 0), v1alpha1.TaskSucceeded, map[string]string{"blob": strings.Repeat("x", 5000)})
 	failed := k.waitWorkflow("big", v1alpha1.WorkflowFailed)
-	assert.Equal(t, `step "huge" failed: output is 70004 bytes, over the budget of 65536 bytes per step`, failed.Status.Message)
+	assert.Equal(t, `step "huge" failed: output is 5004 bytes, over the budget of 4096 bytes per step`, failed.Status.Message)
 	ready := meta.FindStatusCondition(failed.Status.Conditions, v1alpha1.ConditionReady)
 	require.NotNil(t, ready)
 	assert.Equal(t, workflows.ReasonOutputTooLarge, ready.Reason)

@@ -79,6 +79,15 @@ type AgentTaskSpec struct {
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=604800
 	TimeoutSeconds *int64 `json:"timeoutSeconds,omitempty"`
+	// StartTimeoutSeconds bounds how long the task may wait for its agent to
+	// start running, counted from the task's creation: a pod that cannot be
+	// created, scheduled or pulled by then fails the task with the last
+	// cause as its reason. Defaults to the manager's --default-start-timeout
+	// (10 minutes).
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=86400
+	StartTimeoutSeconds *int64 `json:"startTimeoutSeconds,omitempty"`
 	// Resources are the agent container's requests and limits.
 	// +optional
 	Resources *ResourceRequirements `json:"resources,omitempty"`
@@ -141,7 +150,9 @@ type AgentTaskStatus struct {
 	// +optional
 	Message string `json:"message,omitempty"`
 	// Reason is a CamelCase word for why the task ended, e.g. Completed,
-	// Error, DeadlineExceeded, PodDeleted.
+	// Error, DeadlineExceeded, PodDeleted, or, while Pending, for what keeps
+	// its agent from starting, e.g. Unschedulable, ImagePullBackOff,
+	// ServiceAccountNotFound, QuotaExceeded.
 	// +optional
 	Reason string `json:"reason,omitempty"`
 	// ExitCode is the agent container's exit code once it terminated.
@@ -160,8 +171,9 @@ type AgentTaskStatus struct {
 	// ObservedGeneration is the generation of the spec this status describes.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
-	// Conditions are Ready (the task succeeded), Reconciling, Stalled and
-	// WebhookDelivered.
+	// Conditions are Ready (the task succeeded), Reconciling, Stalled,
+	// WebhookDelivered and OutputTruncated (the termination message reached
+	// the kubelet's limit of 4096 bytes, so only its end was kept).
 	// +optional
 	// +listType=map
 	// +listMapKey=type

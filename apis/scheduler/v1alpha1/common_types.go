@@ -71,6 +71,19 @@ const (
 	MaxInputBytes = 262144
 )
 
+// Task output limit. The kubelet keeps only the last
+// MaxTerminationMessageBytes of a container's termination message
+// (kubecontainer.MaxContainerTerminationMessageLength), which is where an
+// agent's output comes from: a message that long was most likely cut, and
+// the task shows the condition ConditionOutputTruncated.
+const (
+	MaxTerminationMessageBytes = 4096
+	ConditionOutputTruncated   = "OutputTruncated"
+	// ReasonOutputTruncated is the reason of that condition, and of a
+	// workflow step that reads a truncated output.
+	ReasonOutputTruncated = "OutputTruncated"
+)
+
 // TaskInput is a task's input: one environment variable per key. The rules
 // are explained on AgentTaskSpec.Input.
 // +kubebuilder:validation:MaxProperties=128

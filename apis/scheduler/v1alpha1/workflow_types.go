@@ -120,6 +120,12 @@ type WorkflowStep struct {
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=604800
 	TimeoutSeconds *int64 `json:"timeoutSeconds,omitempty"`
+	// StartTimeoutSeconds bounds how long each attempt may wait for its agent
+	// to start (the step task's startTimeoutSeconds).
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=86400
+	StartTimeoutSeconds *int64 `json:"startTimeoutSeconds,omitempty"`
 	// Resources are the step container's requests and limits.
 	// +optional
 	Resources *ResourceRequirements `json:"resources,omitempty"`
@@ -185,6 +191,15 @@ type StepStatus struct {
 	// Output is the step task's output, which later steps read.
 	// +optional
 	Output map[string]string `json:"output,omitempty"`
+	// OutputTruncated is set when the kubelet kept only the last 4096 bytes
+	// of the step agent's termination message: a later step that reads this
+	// step's output fails with reason OutputTruncated.
+	// +optional
+	OutputTruncated bool `json:"outputTruncated,omitempty"`
+	// Reason is a CamelCase word for why the step failed or is retrying,
+	// e.g. StepFailed, or the reason its task could not start.
+	// +optional
+	Reason string `json:"reason,omitempty"`
 	// Message explains the step's phase, e.g. why it failed.
 	// +optional
 	Message string `json:"message,omitempty"`

@@ -113,6 +113,11 @@ func (in *AgentTaskSpec) DeepCopyInto(out *AgentTaskSpec) {
 		*out = new(int64)
 		**out = **in
 	}
+	if in.StartTimeoutSeconds != nil {
+		in, out := &in.StartTimeoutSeconds, &out.StartTimeoutSeconds
+		*out = new(int64)
+		**out = **in
+	}
 	if in.Resources != nil {
 		in, out := &in.Resources, &out.Resources
 		*out = new(ResourceRequirements)
@@ -1090,6 +1095,11 @@ func (in *WorkflowStep) DeepCopyInto(out *WorkflowStep) {
 	}
 	if in.TimeoutSeconds != nil {
 		in, out := &in.TimeoutSeconds, &out.TimeoutSeconds
+		*out = new(int64)
+		**out = **in
+	}
+	if in.StartTimeoutSeconds != nil {
+		in, out := &in.StartTimeoutSeconds, &out.StartTimeoutSeconds
 		*out = new(int64)
 		**out = **in
 	}

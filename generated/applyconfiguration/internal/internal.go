@@ -352,6 +352,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: serviceAccountName
       type:
         scalar: string
+    - name: startTimeoutSeconds
+      type:
+        scalar: numeric
     - name: taskId
       type:
         scalar: string
@@ -644,7 +647,13 @@ var schemaYAML = typed.YAMLObject(`types:
         map:
           elementType:
             scalar: string
+    - name: outputTruncated
+      type:
+        scalar: boolean
     - name: phase
+      type:
+        scalar: string
+    - name: reason
       type:
         scalar: string
     - name: startTime
@@ -1029,6 +1038,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: serviceAccountName
       type:
         scalar: string
+    - name: startTimeoutSeconds
+      type:
+        scalar: numeric
     - name: timeoutSeconds
       type:
         scalar: numeric

@@ -59,6 +59,12 @@ type AgentTaskSpecApplyConfiguration struct {
 	// TimeoutSeconds bounds the run: the Job's activeDeadlineSeconds. A task
 	// that runs longer ends in phase Timeout. Unset means no limit.
 	TimeoutSeconds *int64 `json:"timeoutSeconds,omitempty"`
+	// StartTimeoutSeconds bounds how long the task may wait for its agent to
+	// start running, counted from the task's creation: a pod that cannot be
+	// created, scheduled or pulled by then fails the task with the last
+	// cause as its reason. Defaults to the manager's --default-start-timeout
+	// (10 minutes).
+	StartTimeoutSeconds *int64 `json:"startTimeoutSeconds,omitempty"`
 	// Resources are the agent container's requests and limits.
 	Resources *ResourceRequirementsApplyConfiguration `json:"resources,omitempty"`
 	// WebhookURL receives a POST with the task's result once it is terminal.
@@ -143,6 +149,14 @@ func (b *AgentTaskSpecApplyConfiguration) WithInput(value schedulerv1alpha1.Task
 // If called multiple times, the TimeoutSeconds field is set to the value of the last call.
 func (b *AgentTaskSpecApplyConfiguration) WithTimeoutSeconds(value int64) *AgentTaskSpecApplyConfiguration {
 	b.TimeoutSeconds = &value
+	return b
+}
+
+// WithStartTimeoutSeconds sets the StartTimeoutSeconds field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the StartTimeoutSeconds field is set to the value of the last call.
+func (b *AgentTaskSpecApplyConfiguration) WithStartTimeoutSeconds(value int64) *AgentTaskSpecApplyConfiguration {
+	b.StartTimeoutSeconds = &value
 	return b
 }
 

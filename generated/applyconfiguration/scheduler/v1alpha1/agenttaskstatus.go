@@ -45,7 +45,9 @@ type AgentTaskStatusApplyConfiguration struct {
 	// Message explains the phase in words, e.g. why the task failed.
 	Message *string `json:"message,omitempty"`
 	// Reason is a CamelCase word for why the task ended, e.g. Completed,
-	// Error, DeadlineExceeded, PodDeleted.
+	// Error, DeadlineExceeded, PodDeleted, or, while Pending, for what keeps
+	// its agent from starting, e.g. Unschedulable, ImagePullBackOff,
+	// ServiceAccountNotFound, QuotaExceeded.
 	Reason *string `json:"reason,omitempty"`
 	// ExitCode is the agent container's exit code once it terminated.
 	ExitCode *int32 `json:"exitCode,omitempty"`
@@ -59,8 +61,9 @@ type AgentTaskStatusApplyConfiguration struct {
 	Settled *bool `json:"settled,omitempty"`
 	// ObservedGeneration is the generation of the spec this status describes.
 	ObservedGeneration *int64 `json:"observedGeneration,omitempty"`
-	// Conditions are Ready (the task succeeded), Reconciling, Stalled and
-	// WebhookDelivered.
+	// Conditions are Ready (the task succeeded), Reconciling, Stalled,
+	// WebhookDelivered and OutputTruncated (the termination message reached
+	// the kubelet's limit of 4096 bytes, so only its end was kept).
 	Conditions []metav1.ConditionApplyConfiguration `json:"conditions,omitempty"`
 }
 

@@ -44,6 +44,13 @@ type StepStatusApplyConfiguration struct {
 	NextAttemptTime *v1.Time `json:"nextAttemptTime,omitempty"`
 	// Output is the step task's output, which later steps read.
 	Output map[string]string `json:"output,omitempty"`
+	// OutputTruncated is set when the kubelet kept only the last 4096 bytes
+	// of the step agent's termination message: a later step that reads this
+	// step's output fails with reason OutputTruncated.
+	OutputTruncated *bool `json:"outputTruncated,omitempty"`
+	// Reason is a CamelCase word for why the step failed or is retrying,
+	// e.g. StepFailed, or the reason its task could not start.
+	Reason *string `json:"reason,omitempty"`
 	// Message explains the step's phase, e.g. why it failed.
 	Message *string `json:"message,omitempty"`
 }
@@ -121,6 +128,22 @@ func (b *StepStatusApplyConfiguration) WithOutput(entries map[string]string) *St
 	for k, v := range entries {
 		b.Output[k] = v
 	}
+	return b
+}
+
+// WithOutputTruncated sets the OutputTruncated field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the OutputTruncated field is set to the value of the last call.
+func (b *StepStatusApplyConfiguration) WithOutputTruncated(value bool) *StepStatusApplyConfiguration {
+	b.OutputTruncated = &value
+	return b
+}
+
+// WithReason sets the Reason field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Reason field is set to the value of the last call.
+func (b *StepStatusApplyConfiguration) WithReason(value string) *StepStatusApplyConfiguration {
+	b.Reason = &value
 	return b
 }
 

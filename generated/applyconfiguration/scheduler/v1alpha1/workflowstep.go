@@ -45,6 +45,9 @@ type WorkflowStepApplyConfiguration struct {
 	Input *schedulerv1alpha1.TaskInput `json:"input,omitempty"`
 	// TimeoutSeconds bounds each attempt of the step.
 	TimeoutSeconds *int64 `json:"timeoutSeconds,omitempty"`
+	// StartTimeoutSeconds bounds how long each attempt may wait for its agent
+	// to start (the step task's startTimeoutSeconds).
+	StartTimeoutSeconds *int64 `json:"startTimeoutSeconds,omitempty"`
 	// Resources are the step container's requests and limits.
 	Resources *ResourceRequirementsApplyConfiguration `json:"resources,omitempty"`
 	// ServiceAccountName is the ServiceAccount the step's pod runs as.
@@ -110,6 +113,14 @@ func (b *WorkflowStepApplyConfiguration) WithInput(value schedulerv1alpha1.TaskI
 // If called multiple times, the TimeoutSeconds field is set to the value of the last call.
 func (b *WorkflowStepApplyConfiguration) WithTimeoutSeconds(value int64) *WorkflowStepApplyConfiguration {
 	b.TimeoutSeconds = &value
+	return b
+}
+
+// WithStartTimeoutSeconds sets the StartTimeoutSeconds field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the StartTimeoutSeconds field is set to the value of the last call.
+func (b *WorkflowStepApplyConfiguration) WithStartTimeoutSeconds(value int64) *WorkflowStepApplyConfiguration {
+	b.StartTimeoutSeconds = &value
 	return b
 }
 
