@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -34,6 +35,7 @@ import (
 const (
 	workflowsSA   = "system:serviceaccount:opsnorth-system:opsnorth-scheduler-workflows"
 	deploymentsSA = "system:serviceaccount:opsnorth-system:opsnorth-scheduler-deployments"
+	tasksSA       = "system:serviceaccount:opsnorth-system:opsnorth-scheduler-tasks"
 )
 
 // TestTenantPolicies applies kustomize/base/policies, as every overlay ships
@@ -161,6 +163,27 @@ func TestTenantPolicies(t *testing.T) {
 		require.NoError(t, asDeployments.CoreV1().Namespaces().Delete(t.Context(), own, metav1.DeleteOptions{}))
 		require.NoError(t, admin.CoreV1().Namespaces().Delete(t.Context(), bob, metav1.DeleteOptions{}), "anyone else's RBAC decides")
 	})
+	t.Run("the tasks manager deletes only the agent Jobs it created", func(t *testing.T) {
+		asTasks := kubernetes.NewForConfigOrDie(impersonate(env.Config, tasksSA, "system:masters"))
+		job := func(name string, labels map[string]string) *batchv1.Job {
+			return &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: backend, Labels: labels},
+				Spec: batchv1.JobSpec{Suspend: ptr.To(true), Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+					RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}}}
+		}
+		_, err := admin.BatchV1().Jobs(backend).Create(t.Context(), job("team-etl", map[string]string{"app": "etl"}), metav1.CreateOptions{})
+		require.NoError(t, err)
+		err = asTasks.BatchV1().Jobs(backend).Delete(t.Context(), "team-etl", metav1.DeleteOptions{})
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "the tasks manager may delete only the agent Jobs it created (labels app.kubernetes.io/managed-by, app.kubernetes.io/component); team-etl is not one")
+		_, err = admin.BatchV1().Jobs(backend).Get(t.Context(), "team-etl", metav1.GetOptions{})
+		require.NoError(t, err, "the team's Job is untouched")
+
+		_, err = admin.BatchV1().Jobs(backend).Create(t.Context(), job("agent-task", map[string]string{
+			labelkeys.ManagedBy: labelkeys.ManagedByValue, labelkeys.Component: "agent"}), metav1.CreateOptions{})
+		require.NoError(t, err)
+		require.NoError(t, asTasks.BatchV1().Jobs(backend).Delete(t.Context(), "agent-task", metav1.DeleteOptions{}))
+		require.NoError(t, admin.BatchV1().Jobs(backend).Delete(t.Context(), "team-etl", metav1.DeleteOptions{}), "anyone else's RBAC decides")
+	})
 }
 
 // applyPolicies creates the policies and their bindings, removed when the test ends.
@@ -239,7 +262,9 @@ func TestManagerRBACReach(t *testing.T) {
 		{"tasks", "list", "", "secrets", "", "", "", false},
 		{"tasks", "get", "", "serviceaccounts", "", "agent-tasks", "", true},
 		{"tasks", "update", "scheduler.opsnorth.io", "agenttasks", "finalizers", "agent-tasks", "", true},
-		{"tasks", "delete", "batch", "jobs", "", "agent-tasks", "", false},
+		// Allowed by RBAC; the job-deletion policy narrows it to the agent Jobs it created.
+		{"tasks", "delete", "batch", "jobs", "", "agent-tasks", "", true},
+		{"tasks", "delete", "batch", "jobs", "", "kube-system", "", false},
 		{"tasks", "create", "", "pods", "", "agent-tasks", "", false},
 		{"workflows", "update", "scheduler.opsnorth.io", "workflows", "finalizers", "agent-tasks", "", true},
 		{"workflows", "create", "scheduler.opsnorth.io", "agenttasks", "", "agent-tasks", "", true},
