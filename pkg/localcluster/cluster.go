@@ -3,8 +3,9 @@
 // kube-apiserver, kube-controller-manager (every controller: Jobs,
 // Deployments, garbage collection, ServiceAccount tokens), kube-scheduler and
 // kwok, which plays the kubelet of a fake node so pods run, become ready and
-// complete without containers. Everything listens on 127.0.0.1 on free ports
-// and lives in one directory; RBAC is enforced, so a program run with a
+// complete without containers, and a host-path volume provisioner behind the
+// default StorageClass. Everything listens on 127.0.0.1 on free ports and
+// lives in one directory; RBAC is enforced, so a program run with a
 // ServiceAccount kubeconfig gets exactly that account's permissions.
 package localcluster
 
@@ -22,6 +23,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"opsnorth.io/scheduler/pkg/localcluster/provisioner"
 )
 
 // apiTimeout bounds single API calls the cluster makes on its own behalf.
@@ -38,8 +41,9 @@ type Options struct {
 	BinDir string
 	// StagesDir holds the kwok Stage YAMLs. Default: scripts/kwok-stages of the repository.
 	StagesDir string
-	// PodDelay is how long a Job's pod runs when it names no kwok.opsnorth.io/delay.
-	// Zero keeps the stages' own default (1s).
+	// PodDelay is how long a pod that exits (a Job's, or one naming an exit
+	// code) runs when it names no kwok.opsnorth.io/delay. Zero keeps the
+	// stages' own default (1s).
 	PodDelay time.Duration
 	// StartTimeout bounds Start. Default 3 minutes.
 	StartTimeout time.Duration
@@ -70,8 +74,11 @@ type Cluster struct {
 	started time.Time
 	phases  []Phase
 
-	mu      sync.Mutex
-	procs   []*Process
+	mu    sync.Mutex
+	procs []*Process
+	// stops end the in-process components (the provisioner), each given
+	// Options.StopTimeout; Stop calls them before it stops the processes.
+	stops   []func(timeout time.Duration) error
 	stopped bool
 	// managerEnv is each packaged manager container's literal env, by
 	// component, recorded by InstallRBAC.
@@ -92,8 +99,9 @@ func (c *Cluster) phaseDone(name string) {
 }
 
 // Start brings up etcd, kube-apiserver, kube-controller-manager,
-// kube-scheduler and kwok, waits for each to be healthy, then registers the
-// kwok node NodeName and waits until pods can run on it (Ready, untainted).
+// kube-scheduler and kwok, waits for each to be healthy, registers the kwok
+// node NodeName and waits until pods can run on it (Ready, untainted), then
+// installs the default StorageClass and starts its provisioner.
 // On error everything started is stopped again and the state directory removed
 // (unless Options.Keep).
 func Start(ctx context.Context, opts Options) (*Cluster, error) {
@@ -148,6 +156,10 @@ func (c *Cluster) start(ctx context.Context) error {
 		return err
 	}
 	c.phaseDone("node " + NodeName + " Ready and untainted")
+	if err := c.startProvisioner(ctx); err != nil {
+		return err
+	}
+	c.phaseDone("StorageClass " + provisioner.DefaultClassName + " and its provisioner")
 	return nil
 }
 
@@ -278,9 +290,9 @@ func (c *Cluster) KeepOnStop() {
 	c.opts.Keep = true
 }
 
-// Stop stops every process in reverse start order (SIGTERM, then SIGKILL
-// after Options.StopTimeout) and removes the state directory unless
-// Options.Keep. It is safe to call more than once.
+// Stop stops the provisioner, then every process in reverse start order
+// (SIGTERM, then SIGKILL after Options.StopTimeout), and removes the state
+// directory unless Options.Keep. It is safe to call more than once.
 func (c *Cluster) Stop() error {
 	c.mu.Lock()
 	if c.stopped {
@@ -289,9 +301,15 @@ func (c *Cluster) Stop() error {
 	}
 	c.stopped = true
 	procs := slices.Clone(c.procs)
+	stops := slices.Clone(c.stops)
 	keep := c.opts.Keep
 	c.mu.Unlock()
 	var errs []error
+	for _, stop := range slices.Backward(stops) {
+		if err := stop(c.opts.StopTimeout); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	for _, p := range slices.Backward(procs) {
 		if err := p.stop(c.opts.StopTimeout); err != nil {
 			errs = append(errs, err)

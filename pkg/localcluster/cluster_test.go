@@ -3,6 +3,7 @@ package localcluster
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -45,4 +46,25 @@ func TestStartRefusesNonEmptyDir(t *testing.T) {
 	_, err := Start(t.Context(), Options{Dir: dir, BinDir: t.TempDir(), StagesDir: stagesDir})
 	require.ErrorContains(t, err, "not empty")
 	assert.FileExists(t, keep)
+}
+
+// TestStopKillsSlowProcess: a process that ignores SIGTERM (kube-apiserver
+// draining slowly, say) is killed after the grace period, and Stop's error
+// says only that, so `make run` can report it and still exit 0.
+func TestStopKillsSlowProcess(t *testing.T) {
+	c := &Cluster{opts: Options{StopTimeout: 300 * time.Millisecond, Keep: true}, layout: layout{Dir: t.TempDir()}}
+	require.NoError(t, os.MkdirAll(c.LogDir(), 0o700))
+	slow, err := c.StartProcess("kube-apiserver", "/bin/sh", []string{"-c", "trap '' TERM; echo started; sleep 60 & wait"}, nil)
+	require.NoError(t, err)
+	quick, err := c.StartProcess("etcd", "/bin/sh", []string{"-c", "echo started; exec sleep 60"}, nil)
+	require.NoError(t, err)
+	for _, p := range []*Process{slow, quick} {
+		require.Eventually(t, func() bool { return strings.Contains(p.tail(100), "started") }, 10*time.Second, 20*time.Millisecond)
+	}
+	err = c.Stop()
+	require.ErrorContains(t, err, "kube-apiserver")
+	require.ErrorContains(t, err, "ignored SIGTERM for 300ms and was killed")
+	assert.True(t, OnlyKilled(err))
+	assert.True(t, slow.Exited())
+	assert.True(t, quick.Exited())
 }

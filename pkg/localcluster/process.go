@@ -115,7 +115,35 @@ func (p *Process) stop(grace time.Duration) error {
 	case <-time.After(10 * time.Second):
 		return fmt.Errorf("%s (pid %d) still running after SIGKILL", p.Name, pgid)
 	}
-	return errors.Join(fmt.Errorf("%s (pid %d) ignored SIGTERM for %s and was killed", p.Name, pgid, grace), reapGroup(p.Name, pgid))
+	return errors.Join(&KilledError{Name: p.Name, PID: pgid, Grace: grace}, reapGroup(p.Name, pgid))
+}
+
+// KilledError is a process that ignored SIGTERM for its grace period and was
+// killed: gone, but not stopped cleanly.
+type KilledError struct {
+	Name  string
+	PID   int
+	Grace time.Duration
+}
+
+func (e *KilledError) Error() string {
+	return fmt.Sprintf("%s (pid %d) ignored SIGTERM for %s and was killed", e.Name, e.PID, e.Grace)
+}
+
+// OnlyKilled reports whether err (as Stop returns it) holds nothing but
+// KilledErrors: everything stopped, some of it the hard way.
+func OnlyKilled(err error) bool {
+	var joined interface{ Unwrap() []error }
+	if errors.As(err, &joined) {
+		for _, e := range joined.Unwrap() {
+			if !OnlyKilled(e) {
+				return false
+			}
+		}
+		return len(joined.Unwrap()) > 0
+	}
+	var killed *KilledError
+	return errors.As(err, &killed)
 }
 
 // reapGroup makes sure nothing of process group pgid outlives its leader:

@@ -2,6 +2,7 @@ package localcluster
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"syscall"
@@ -44,6 +45,7 @@ func TestProcessStop(t *testing.T) {
 				require.NoError(t, err)
 			} else {
 				require.ErrorContains(t, err, tt.wantErr)
+				assert.True(t, OnlyKilled(errors.Join(err, err)), "a kill after the grace period is all that went wrong")
 			}
 			assert.True(t, p.Exited())
 			assert.True(t, groupGone(pgid), "no process of the group may survive")
@@ -61,4 +63,26 @@ func TestProcessLogAndEnv(t *testing.T) {
 	data, err := os.ReadFile(dir + "/env.log")
 	require.NoError(t, err)
 	assert.Equal(t, "v=42\noops\n", string(data))
+}
+
+func TestOnlyKilled(t *testing.T) {
+	killed := &KilledError{Name: "kube-apiserver", PID: 7, Grace: time.Second}
+	other := errors.New("processes of etcd's group 8 outlive it")
+	tests := []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"nil", nil, false},
+		{"one kill", killed, true},
+		{"kills joined", errors.Join(errors.Join(killed), killed), true},
+		{"a kill wrapped", fmt.Errorf("stop: %w", killed), true},
+		{"another error", other, false},
+		{"a kill and another error", errors.Join(killed, other), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, OnlyKilled(tt.err))
+		})
+	}
 }

@@ -48,11 +48,13 @@ func TestLoadStages(t *testing.T) {
 	}{
 		{"stage defaults", 0, map[string]int64{
 			"node-initialize": -1, "node-heartbeat-with-lease": 600000,
-			"pod-ready": -1, "pod-complete": 1000, "pod-fail": 1000, "pod-delete": -1,
+			"pod-start": 0, "pod-image-pull-backoff": 1000, "pod-exit": 1000,
+			"pod-restart-backoff": 1000, "pod-restart": 0, "pod-delete": -1,
 		}},
 		{"pod delay replaces the default run time only", 2500 * time.Millisecond, map[string]int64{
 			"node-initialize": -1, "node-heartbeat-with-lease": 600000,
-			"pod-ready": -1, "pod-complete": 2500, "pod-fail": 2500, "pod-delete": -1,
+			"pod-start": 0, "pod-image-pull-backoff": 1000, "pod-exit": 2500,
+			"pod-restart-backoff": 1000, "pod-restart": 0, "pod-delete": -1,
 		}},
 	}
 	for _, tt := range tests {
