@@ -35,7 +35,9 @@
 //
 // Every Reconcile follows one checklist: fetch, build a scope, run its
 // phases with RunPhases, write the status they computed once if it
-// changed, and requeue as the scope says.
+// changed, and requeue as the scope says. Each controller names its phases
+// with its PhaseMetrics, which times every phase and counts its errors by
+// a fixed set of types (ErrorType).
 //
 // Flags may fall back to environment variables (see BindEnv): a flag set on
 // the command line wins, otherwise the environment variable is used, otherwise

@@ -50,17 +50,24 @@ func statusApplyConfiguration(st v1alpha1.AgentTaskStatus) (*ac.AgentTaskStatusA
 }
 
 // recordTransition counts a written phase change and reports it as an event.
+// The durations are observed with the write that first records the start
+// time or the pod: once per task, whatever the pod or the manager do after.
 func (r *Reconciler) recordTransition(ctx context.Context, s *scope, old v1alpha1.AgentTaskStatus, task *v1alpha1.AgentTask) {
-	st := task.Status
-	if old.StartTime == nil && st.StartTime != nil && s.obs.Job != nil {
-		StartupDuration.Observe(max(0, st.StartTime.Sub(s.obs.Job.CreationTimestamp.Time).Seconds()))
+	st, ns := task.Status, task.Namespace
+	if job := s.obs.Job; job != nil {
+		if old.StartTime == nil && st.StartTime != nil {
+			StartupDuration.WithLabelValues(ns).Observe(max(0, st.StartTime.Sub(job.CreationTimestamp.Time).Seconds()))
+		}
+		if pod := s.obs.Pod; old.PodName == "" && pod != nil && st.PodName == pod.Name {
+			PodCreationDuration.WithLabelValues(ns).Observe(max(0, pod.CreationTimestamp.Sub(job.CreationTimestamp.Time).Seconds()))
+		}
 	}
 	if old.Phase == st.Phase {
 		return
 	}
-	PhaseTransitionsTotal.WithLabelValues(phaseLabel(old.Phase), phaseLabel(st.Phase)).Inc()
+	PhaseTransitionsTotal.WithLabelValues(ns, phaseLabel(old.Phase), phaseLabel(st.Phase)).Inc()
 	if st.Phase.IsTerminal() {
-		CompletedTotal.WithLabelValues(string(st.Phase)).Inc()
+		CompletedTotal.WithLabelValues(ns, string(st.Phase)).Inc()
 	}
 	ctrl.LoggerFrom(ctx).Info("phase changed", "from", old.Phase, "to", st.Phase, "reason", st.Reason)
 	// Only the end of a task is an Event: Pending and Running are in status

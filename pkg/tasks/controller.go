@@ -70,8 +70,9 @@ func Setup(ctx context.Context, d *manager.Deps, cfg Config) error {
 		fieldOwner: d.FieldOwner,
 		now:        time.Now,
 	}
-	r.running = []manager.Phase[*scope]{r.ensureJob, r.observePod, r.computeStatus}
-	r.terminal = []manager.Phase[*scope]{r.settleLegacy}
+	r.running = []manager.Phase[*scope]{phaseMetrics.Named("ensureJob", r.ensureJob),
+		phaseMetrics.Named("observePod", r.observePod), phaseMetrics.Named("computeStatus", r.computeStatus)}
+	r.terminal = []manager.Phase[*scope]{phaseMetrics.Named("settleLegacy", r.settleLegacy)}
 	r.deliveries = webhook.NewService(webhook.Options{
 		Config: cfg.Webhook, Kind: "AgentTask", Event: WebhookEvent,
 		Secrets: r.apiReader, Recorder: r.recorder, Subject: deliveries{r}, Now: r.now,
@@ -98,13 +99,19 @@ func Setup(ctx context.Context, d *manager.Deps, cfg Config) error {
 	if err != nil {
 		return err
 	}
+	accounts, err := d.Kube.Watched(manager.KubeKind{Object: &corev1.ServiceAccount{},
+		Resource: corev1.SchemeGroupVersion.WithResource("serviceaccounts"), Transform: trimServiceAccount})
+	if err != nil {
+		return err
+	}
 	for ns := range jobs {
 		r.jobs.informers = append(r.jobs.informers, jobs[ns])
 		r.pods = append(r.pods, pods[ns].GetIndexer())
 		r.events = append(r.events, events[ns].GetIndexer())
 		b = b.WatchesRawSource(manager.Watch(jobs[ns], handler.EnqueueRequestsFromMapFunc(jobTask))).
 			WatchesRawSource(manager.Watch(pods[ns], podHandler())).
-			WatchesRawSource(manager.Watch(events[ns], handler.EnqueueRequestsFromMapFunc(eventTask)))
+			WatchesRawSource(manager.Watch(events[ns], handler.EnqueueRequestsFromMapFunc(eventTask))).
+			WatchesRawSource(manager.Watch(accounts[ns], handler.EnqueueRequestsFromMapFunc(r.serviceAccountTasks)))
 	}
 	for _, inf := range d.Informers.InformersFor(&v1alpha1.AgentTask{}, unsettledTasks) {
 		if err := inf.SetTransform(trimTask); err != nil {
@@ -178,16 +185,17 @@ func (e *kindError) Error() string { return e.err.Error() }
 func (e *kindError) Unwrap() error { return e.err }
 
 // errorf returns an error of type kind; countError counts it where it
-// leaves the manager's code (a reconcile or a delivery's load or record).
+// leaves the manager's code (a reconcile or a delivery's load or record),
+// by the namespace of the task.
 func errorf(kind, format string, args ...any) error {
 	return &kindError{kind: kind, err: fmt.Errorf(format, args...)}
 }
 
-// countError counts err in ErrorsTotal by its type, if it has one, and
-// returns it.
-func countError(err error) error {
+// countError counts err of a task in namespace in ErrorsTotal by its type,
+// if it has one, and returns it.
+func countError(namespace string, err error) error {
 	if ke, ok := errors.AsType[*kindError](err); ok {
-		ErrorsTotal.WithLabelValues(ke.kind).Inc()
+		ErrorsTotal.WithLabelValues(namespace, ke.kind).Inc()
 	}
 	return err
 }

@@ -63,7 +63,7 @@ func (d deliveries) Load(ctx context.Context, key types.NamespacedName) (*webhoo
 		return nil, nil
 	}
 	if err != nil {
-		return nil, countError(errorf(errAPIRead, "get agenttask %s: %w", key, err))
+		return nil, countError(key.Namespace, errorf(errAPIRead, "get agenttask %s: %w", key, err))
 	}
 	if !webhookDue(live) {
 		return nil, nil
@@ -86,5 +86,5 @@ func (d deliveries) Record(ctx context.Context, del *webhook.Delivery, state *v1
 	st.Webhook = state
 	summarize(&st, live)
 	_, err := d.r.applyStatus(ctx, live, st)
-	return countError(err)
+	return countError(live.Namespace, err)
 }

@@ -21,7 +21,8 @@ import (
 func TestNoDuplicateJob(t *testing.T) {
 	const n = 12
 	k := newCluster(t, "tasks-dup")
-	createdBefore := testutil.ToFloat64(tasks.CreatedTotal)
+	created := func() float64 { return testutil.ToFloat64(tasks.CreatedTotal.WithLabelValues(k.ns)) }
+	createdBefore := created()
 	a := startManager(t, k.ns, testArgs(false)...)
 	b := startManager(t, k.ns, testArgs(false)...)
 	names := make([]string, n)
@@ -40,7 +41,7 @@ func TestNoDuplicateJob(t *testing.T) {
 	// The Pending status may have been written by the manager that adopted
 	// the Job, before the one that created it counted the creation.
 	assert.EventuallyWithT(t, func(c *assert.CollectT) {
-		assert.Equal(c, float64(n), testutil.ToFloat64(tasks.CreatedTotal)-createdBefore,
+		assert.Equal(c, float64(n), created()-createdBefore,
 			"each Job is created by exactly one manager; the other adopts it")
 	}, wait, 20*time.Millisecond)
 
@@ -59,7 +60,7 @@ func TestNoDuplicateJob(t *testing.T) {
 	// reconcile at least as often as there are tasks, then watch that it
 	// creates no Job.
 	require.Eventually(t, func() bool { return reconcileCount(t)-reconciled >= n }, wait, 50*time.Millisecond)
-	assert.Never(t, func() bool { return testutil.ToFloat64(tasks.CreatedTotal)-createdBefore != float64(n) },
+	assert.Never(t, func() bool { return created()-createdBefore != float64(n) },
 		settle, 50*time.Millisecond, "a Job was created again")
 	for _, name := range names {
 		jobs := k.jobsOf(name)
@@ -69,5 +70,5 @@ func TestNoDuplicateJob(t *testing.T) {
 	for _, name := range names[n/2:] {
 		assert.Equal(t, v1alpha1.TaskPending, k.task(name).Status.Phase, name)
 	}
-	assert.Equal(t, float64(n), testutil.ToFloat64(tasks.CreatedTotal)-createdBefore)
+	assert.Equal(t, float64(n), created()-createdBefore)
 }

@@ -9,8 +9,9 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-// TestCountError: an error is counted once, by its type, where countError
-// sees it, however it was wrapped; building one counts nothing.
+// TestCountError: an error is counted once, by its namespace and type,
+// where countError sees it, however it was wrapped; building one counts
+// nothing.
 func TestCountError(t *testing.T) {
 	tests := []struct {
 		name string
@@ -31,17 +32,18 @@ func TestCountError(t *testing.T) {
 			count := func() map[string]float64 {
 				m := map[string]float64{}
 				for _, k := range kinds {
-					m[k] = testutil.ToFloat64(ErrorsTotal.WithLabelValues(k))
+					m[k] = testutil.ToFloat64(ErrorsTotal.WithLabelValues("errors-ns", k))
 				}
 				return m
 			}
 			before := count()
 			err := tt.err()
 			assert.Equal(t, before, count(), "building an error counts nothing")
-			assert.Equal(t, err, countError(err), "countError returns its argument")
+			assert.Equal(t, err, countError("errors-ns", err), "countError returns its argument")
 			after := count()
 			for _, k := range kinds {
 				assert.Equal(t, tt.want[k], after[k]-before[k], k)
+				assert.Zero(t, testutil.ToFloat64(ErrorsTotal.WithLabelValues("other-ns", k)), "only the task's namespace")
 			}
 		})
 	}

@@ -120,7 +120,7 @@ func assertTaskEvents(t *testing.T, k *cluster, task string, reasons ...string) 
 // it; one the task does not own fails the task and is left alone.
 func TestExistingJob(t *testing.T) {
 	k := newCluster(t, "tasks-existing")
-	created := testutil.ToFloat64(tasks.CreatedTotal)
+	created := testutil.ToFloat64(tasks.CreatedTotal.WithLabelValues(k.ns))
 	mine := k.createTask("hidden")
 	// No manager yet: as if a previous leader created the Job and crashed
 	// before recording it. Without the manager's labels the cache never sees it.
@@ -138,7 +138,7 @@ func TestExistingJob(t *testing.T) {
 	failed := k.waitPhase("taken", v1alpha1.TaskFailed)
 	assert.Equal(t, tasks.ReasonJobConflict, failed.Status.Reason)
 	assert.Equal(t, "Job taken already exists and is not owned by this AgentTask; delete it or rename the task", failed.Status.Message)
-	assert.Zero(t, testutil.ToFloat64(tasks.CreatedTotal)-created, "no Job was created")
+	assert.Zero(t, testutil.ToFloat64(tasks.CreatedTotal.WithLabelValues(k.ns))-created, "no Job was created")
 	for _, want := range []*batchv1.Job{hidden, foreign} {
 		got := &batchv1.Job{}
 		require.NoError(t, k.c.Get(t.Context(), client.ObjectKeyFromObject(want), got))

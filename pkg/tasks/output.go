@@ -52,10 +52,12 @@ func stringObject(text string) (map[string]string, bool) {
 	return out, true
 }
 
-func truncatedCondition(gen int64) metav1.Condition {
+// truncatedCondition says the output may have been cut by the kubelet, and
+// how many bytes of the message it kept.
+func truncatedCondition(gen int64, kept int) metav1.Condition {
 	return metav1.Condition{Type: v1alpha1.ConditionOutputTruncated, Status: metav1.ConditionTrue,
 		Reason: v1alpha1.ReasonOutputTruncated, ObservedGeneration: gen,
-		Message: fmt.Sprintf("the agent's termination message reached the kubelet's limit of %d bytes, which keeps only its last %d bytes; "+
+		Message: fmt.Sprintf("output is the %d bytes the kubelet kept of the agent's termination message: it keeps only the last %d; "+
 			"return larger results by reference (a URL or object key in the output)",
-			v1alpha1.MaxTerminationMessageBytes, v1alpha1.MaxTerminationMessageBytes)}
+			kept, v1alpha1.MaxTerminationMessageBytes)}
 }

@@ -100,7 +100,7 @@ func TestPhases(t *testing.T) {
 	t.Run("succeeded with JSON output", func(t *testing.T) {
 		t.Parallel()
 		k := k.with(t)
-		completed := testutil.ToFloat64(tasks.CompletedTotal.WithLabelValues("Succeeded"))
+		completed := testutil.ToFloat64(tasks.CompletedTotal.WithLabelValues(k.ns, "Succeeded"))
 		job, pod := run(k, "ok")
 		k.terminatePod(pod, 0, `{"answer":"42","note":"done"}`)
 		k.completeJob(job, started.Add(30*time.Second))
@@ -113,7 +113,7 @@ func TestPhases(t *testing.T) {
 		assert.Nil(t, meta.FindStatusCondition(task.Status.Conditions, v1alpha1.ConditionReconciling))
 		// Counted after the status write returns: it may trail the status by a moment.
 		assert.Eventually(t, func() bool {
-			return testutil.ToFloat64(tasks.CompletedTotal.WithLabelValues("Succeeded"))-completed >= 1
+			return testutil.ToFloat64(tasks.CompletedTotal.WithLabelValues(k.ns, "Succeeded"))-completed >= 1
 		}, wait, 20*time.Millisecond, "tasks completed counter")
 	})
 	t.Run("non-zero exit", func(t *testing.T) {

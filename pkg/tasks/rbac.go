@@ -19,8 +19,10 @@ package tasks
 // Webhook signing secrets are read with a single GET in the task namespace;
 // before a Job is created, the metadata of the ServiceAccount and Secrets a
 // task names is read the same way, to check they are labelled for the
-// task's user. Namespaces are watched (their tenant label only) to refuse a
-// task whose namespace is bound to another user.
+// task's user; ServiceAccounts are watched too (names only), so a task
+// waiting for a missing one starts when it is created. Namespaces are
+// watched (their tenant label only) to refuse a task whose namespace is
+// bound to another user.
 //
 // +kubebuilder:rbac:namespace=agent-tasks,groups=scheduler.opsnorth.io,resources=agenttasks,verbs=get;list;watch
 // +kubebuilder:rbac:namespace=agent-tasks,groups=scheduler.opsnorth.io,resources=agenttasks/status,verbs=get;patch
@@ -30,4 +32,5 @@ package tasks
 // +kubebuilder:rbac:namespace=agent-tasks,groups="",resources=events,verbs=list;watch
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=list;watch
 // +kubebuilder:rbac:namespace=agent-tasks,groups=events.k8s.io,resources=events,verbs=create;patch
-// +kubebuilder:rbac:namespace=agent-tasks,groups="",resources=secrets;serviceaccounts,verbs=get
+// +kubebuilder:rbac:namespace=agent-tasks,groups="",resources=secrets,verbs=get
+// +kubebuilder:rbac:namespace=agent-tasks,groups="",resources=serviceaccounts,verbs=get;list;watch

@@ -45,7 +45,7 @@ type scope struct {
 // terminal, schedules its completion webhook with the delivery service.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	res, err := r.reconcile(ctx, req)
-	return res, countError(err)
+	return res, countError(req.Namespace, err)
 }
 
 func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -189,19 +189,30 @@ func (r *Reconciler) createJob(ctx context.Context, s *scope) error {
 		s.obs.FailReason, s.obs.FailMessage = tenancy.ReasonTenantMismatch, denied
 		return nil
 	}
-	if denied, err = r.checkReferences(ctx, s.task); err != nil {
+	problem, err := r.checkReferences(ctx, s.task)
+	switch {
+	case err != nil:
 		return err
-	}
-	if denied != "" {
-		s.obs.FailReason, s.obs.FailMessage = ReasonReferenceNotAllowed, denied
+	case problem != nil && problem.Missing:
+		// Pending with the reason until the object exists or the start
+		// deadline fails the task; a ServiceAccount's creation is watched.
+		s.obs.WaitingReason, s.obs.Waiting = ReasonSecretNotFound, problem.Message
+		if problem.Kind == "ServiceAccount" {
+			s.obs.WaitingReason = refusal.ReasonServiceAccountNotFound
+		} else {
+			s.requeue = minPositive(s.requeue, missingSecretPoll)
+		}
+		return nil
+	case problem != nil:
+		s.obs.FailReason, s.obs.FailMessage = ReasonReferenceNotAllowed, problem.Message
 		return nil
 	}
 	job := BuildJob(s.task, r.cfg)
 	err = r.client.Create(ctx, job, client.FieldOwner(r.fieldOwner))
 	switch {
 	case err == nil:
-		CreatedTotal.Inc()
-		JobCreationDuration.Observe(job.CreationTimestamp.Sub(s.task.CreationTimestamp.Time).Seconds())
+		CreatedTotal.WithLabelValues(job.Namespace).Inc()
+		JobCreationDuration.WithLabelValues(job.Namespace).Observe(job.CreationTimestamp.Sub(s.task.CreationTimestamp.Time).Seconds())
 		ctrl.LoggerFrom(ctx).Info("created job", "job", job.Name)
 		s.obs.Job = job
 		return nil
@@ -212,7 +223,7 @@ func (r *Reconciler) createJob(ctx context.Context, s *scope) error {
 	switch ref := refusal.Of(err); {
 	case ref.Terminal:
 		// Counted here: the reconcile ends without an error.
-		ErrorsTotal.WithLabelValues(errJobCreate).Inc()
+		ErrorsTotal.WithLabelValues(job.Namespace, errJobCreate).Inc()
 		reason := ref.Reason
 		if reason == refusal.ReasonInvalid {
 			reason = ReasonJobInvalid
@@ -242,7 +253,7 @@ func (r *Reconciler) adopt(s *scope, job *batchv1.Job) {
 		s.requeue = predecessorWait
 		return
 	}
-	ErrorsTotal.WithLabelValues(errJobConflict).Inc()
+	ErrorsTotal.WithLabelValues(s.task.Namespace, errJobConflict).Inc()
 	s.obs.FailReason = ReasonJobConflict
 	s.obs.FailMessage = fmt.Sprintf("Job %s already exists and is not owned by this AgentTask; delete it or rename the task", job.Name)
 }

@@ -2,6 +2,7 @@ package tasks_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -21,7 +22,8 @@ import (
 // TestReferencesInTheSharedNamespace: a task may name a ServiceAccount,
 // image pull Secret or webhook signing Secret of the shared task namespace
 // only if it is labelled for the task's user (user-1) or for sharing;
-// anything else fails the task before a Job exists, naming the field.
+// anything else fails the task before a Job exists, naming the field. A
+// missing one keeps the task Pending with the reason until it is created.
 func TestReferencesInTheSharedNamespace(t *testing.T) {
 	k := newCluster(t, "tasks-references")
 	own := map[string]string{labelkeys.User: "user-1"}
@@ -51,13 +53,9 @@ func TestReferencesInTheSharedNamespace(t *testing.T) {
 			refused("spec.serviceAccountName", "ServiceAccount "+k.ns+"/bob-sa")},
 		{"unlabelled service account", func(at *v1alpha1.AgentTask) { at.Spec.ServiceAccountName = "plain-sa" },
 			refused("spec.serviceAccountName", "ServiceAccount "+k.ns+"/plain-sa")},
-		{"missing service account", func(at *v1alpha1.AgentTask) { at.Spec.ServiceAccountName = "default" },
-			"spec.serviceAccountName: ServiceAccount " + k.ns + "/default not found"},
 		{"own pull secret", func(at *v1alpha1.AgentTask) { at.Spec.ImagePullSecrets = []string{"own-pull"} }, ""},
 		{"another user's pull secret after an own one", func(at *v1alpha1.AgentTask) { at.Spec.ImagePullSecrets = []string{"own-pull", "bob-pull"} },
 			refused("spec.imagePullSecrets[1]", "Secret "+k.ns+"/bob-pull")},
-		{"missing pull secret", func(at *v1alpha1.AgentTask) { at.Spec.ImagePullSecrets = []string{"nope"} },
-			"spec.imagePullSecrets[0]: Secret " + k.ns + "/nope not found"},
 		{"another user's signing secret", func(at *v1alpha1.AgentTask) {
 			at.Spec.WebhookURL, at.Spec.WebhookSecretRef = "https://hooks.example.com/x", &v1alpha1.SecretKeyReference{Name: "bob-hook", Key: "token"}
 		}, refused("spec.webhookSecretRef", "Secret "+k.ns+"/bob-hook")},
@@ -96,6 +94,49 @@ func TestReferencesInTheSharedNamespace(t *testing.T) {
 				}
 				return false
 			}, wait, 100*time.Millisecond, "a Warning event says why")
+		})
+	}
+}
+
+// TestMissingReferences: a task naming a ServiceAccount or image pull
+// Secret that does not exist yet is Pending with the reason, no Job, until
+// the object is created; then its Job is created (the ServiceAccount is
+// watched; the Secret is looked for again every few seconds).
+func TestMissingReferences(t *testing.T) {
+	k := newCluster(t, "tasks-missing-refs")
+	startManager(t, k.ns, testArgs(true)...)
+	own := map[string]string{labelkeys.User: "user-1"}
+	for _, tc := range []struct {
+		name, reason, message string
+		mutate                func(*v1alpha1.AgentTask)
+		create                client.Object
+		within                time.Duration
+	}{
+		{"service account", "ServiceAccountNotFound", "spec.serviceAccountName: ServiceAccount " + k.ns + "/late-sa not found",
+			func(at *v1alpha1.AgentTask) { at.Spec.ServiceAccountName = "late-sa" },
+			&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "late-sa", Namespace: k.ns, Labels: own}}, 2 * time.Second},
+		{"pull secret", tasks.ReasonSecretNotFound, "spec.imagePullSecrets[0]: Secret " + k.ns + "/late-pull not found",
+			func(at *v1alpha1.AgentTask) { at.Spec.ImagePullSecrets = []string{"late-pull"} },
+			&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "late-pull", Namespace: k.ns, Labels: own}}, 7 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			k := k.with(t)
+			name := "late-" + strings.ReplaceAll(tc.name, " ", "-")
+			k.createTask(name, tc.mutate)
+			var got *v1alpha1.AgentTask
+			require.Eventually(t, func() bool {
+				got = k.task(name)
+				return got.Status.Reason == tc.reason
+			}, wait, 20*time.Millisecond, "the task says what it waits for")
+			assert.Equal(t, v1alpha1.TaskPending, got.Status.Phase)
+			assert.Equal(t, tc.message, got.Status.Message)
+			assert.Empty(t, k.jobsOf(name), "no Job while it is missing")
+
+			require.NoError(t, k.c.Create(t.Context(), tc.create))
+			created := time.Now()
+			require.Eventually(t, func() bool { return len(k.jobsOf(name)) == 1 }, tc.within, 20*time.Millisecond,
+				"the Job is created once the %s exists", tc.name)
+			t.Logf("%s created → Job created: %s", tc.name, time.Since(created).Round(time.Millisecond))
 		})
 	}
 }

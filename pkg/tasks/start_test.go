@@ -165,7 +165,8 @@ func TestTruncatedOutput(t *testing.T) {
 		if c != nil {
 			assert.Equal(t, metav1.ConditionTrue, c.Status)
 			assert.Equal(t, v1alpha1.ReasonOutputTruncated, c.Reason)
-			assert.Contains(t, c.Message, "last 4096 bytes")
+			assert.Equal(t, "output is the 4096 bytes the kubelet kept of the agent's termination message: it keeps only the last 4096; "+
+				"return larger results by reference (a URL or object key in the output)", c.Message)
 		}
 	}
 }

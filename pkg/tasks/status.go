@@ -104,7 +104,7 @@ func applyObservation(st *v1alpha1.AgentTaskStatus, task *v1alpha1.AgentTask, ob
 		st.ExitCode = &term.ExitCode
 		st.Output = ParseOutput(term.Message)
 		if len(term.Message) >= v1alpha1.MaxTerminationMessageBytes {
-			meta.SetStatusCondition(&st.Conditions, truncatedCondition(task.Generation))
+			meta.SetStatusCondition(&st.Conditions, truncatedCondition(task.Generation, len(term.Message)))
 		}
 	}
 }

@@ -42,6 +42,8 @@ type Reconciler struct {
 	now        func() time.Time
 	hops       *hopTracker
 	signer     *stepSigner
+	// phases are the reconcile's phases, built once.
+	phases []manager.Phase[*scope]
 
 	// written maps a workflow to this manager's last status write: while
 	// the informer still serves the version that write replaced, decisions
@@ -88,7 +90,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return r.finished(ctx, wf)
 	}
 	s := &scope{wf: wf}
-	if err := manager.RunPhases(ctx, s, r.observeTasks, r.startSteps, r.webhookCondition); err != nil {
+	if err := manager.RunPhases(ctx, s, r.phases...); err != nil {
 		return ctrl.Result{}, err
 	}
 	if !equality.Semantic.DeepEqual(wf.Status, s.plan.status) {

@@ -11,8 +11,16 @@ import (
 	"opsnorth.io/scheduler/pkg/manager"
 )
 
-// Metrics beyond controller-runtime's own reconcile counts and latencies;
-// exported for tests.
+// controllerName names the Workflow controller in logs and metrics.
+const controllerName = "workflow"
+
+// phaseMetrics times the reconcile's phases and counts their errors. No
+// phase returns a refusal as an error: a step's refused task fails the
+// step, or is retried through scope.retry, after the phases.
+var phaseMetrics = manager.NewPhaseMetrics[*scope](controllerName, manager.PhaseErrors{})
+
+// Metrics beyond controller-runtime's own reconcile counts and latencies
+// and the phase metrics; exported for tests.
 var (
 	StartedTotal = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "opsnorth_workflows_started_total",

@@ -57,6 +57,8 @@ func Setup(ctx context.Context, deps *manager.Deps, cfg Config) error {
 		now:        time.Now,
 		hops:       newHopTracker(),
 	}
+	r.phases = []manager.Phase[*scope]{phaseMetrics.Named("observeTasks", r.observeTasks),
+		phaseMetrics.Named("startSteps", r.startSteps), phaseMetrics.Named("webhookCondition", r.webhookCondition)}
 	keyNamespace := deps.Options.LeaderElectionNamespace
 	if keyNamespace == "" {
 		keyNamespace = metav1.NamespaceDefault
@@ -80,7 +82,7 @@ func Setup(ctx context.Context, deps *manager.Deps, cfg Config) error {
 		return err
 	}
 	r.bindings = bindings
-	b := ctrl.NewControllerManagedBy(deps.Manager).Named("workflow").WatchesRawSource(bindings.Synced())
+	b := ctrl.NewControllerManagedBy(deps.Manager).Named(controllerName).WatchesRawSource(bindings.Synced())
 	for _, f := range deps.Informers.Factories() {
 		b = b.WatchesRawSource(manager.Watch(f.Scheduler().V1alpha1().Workflows().Informer(), &handler.EnqueueRequestForObject{}))
 	}
