@@ -17,6 +17,22 @@
 // no longer desired, observation of the Deployments; the status is written
 // once at the end, only when it changed.
 //
+// A rollout that does not finish names what blocks it, per service, in
+// the Ready condition's reason and message (blocked.go; the lowest-ranked
+// cause wins): the ReplicaSet cannot create pods (the Deployment's
+// ReplicaFailure, classified by refusal.OfMessage: QuotaExceeded,
+// AdmissionDenied, ServiceAccountNotFound, FailedCreate), a claim is not
+// bound (ClaimPending with the claim's event or "names no storage class",
+// ClaimLost), a pod no node takes (Unschedulable, with the scheduler's
+// message and the claims waiting for it), then containers: InvalidImage,
+// ImagePullFailed, ContainerConfigError, ContainerStartFailed, CrashLooping
+// (with the last exit). Phase stays provisioning; a Deployment past its
+// progress deadline makes it phase error, ProgressDeadlineExceeded, with
+// the cause below. The apps' pods (label-selected, trimmed to what the
+// decision reads) and the events of claims are watched; a pod enqueues its
+// deployment only when its cause changed, so the status follows within
+// the watch's latency and recovers by itself when the cause goes.
+//
 // Zero writes when converged: every applied child carries the annotation
 // scheduler.opsnorth.io/applied-hash, a hash of the desired object. Before
 // applying, the cached child is compared: same hash and every desired field

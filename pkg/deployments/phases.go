@@ -238,10 +238,15 @@ func (r *Reconciler) pruneChildren(ctx context.Context, s *scope) (bool, error) 
 	return false, nil
 }
 
-// observeRollout sums ready replicas and decides between provisioning, ready and stopped.
-func (r *Reconciler) observeRollout(ctx context.Context, s *scope) (bool, error) {
+// observeRollout sums ready replicas and decides between provisioning, ready
+// and stopped. A rollout that does not finish names, per service, what
+// blocks it (serviceBlocked); one past its progress deadline is phase error.
+// Right after a write the caches show the children before it: their
+// causes wait for the next reconcile, which the write's own events bring.
+func (r *Reconciler) observeRollout(_ context.Context, s *scope) (bool, error) {
 	s.status.Ingresses = slices.Clone(s.app.Hosts)
 	var ready int32
+	var blockedServices []blocked
 	converged := !s.wrote
 	for _, c := range s.desired {
 		if c.GVK != render.GVKDeployment {
@@ -256,7 +261,20 @@ func (r *Reconciler) observeRollout(ctx context.Context, s *scope) (bool, error)
 			continue
 		}
 		ready += d.Status.ReadyReplicas
-		converged = converged && deploymentReady(d)
+		if deploymentReady(d) {
+			continue
+		}
+		converged = false
+		if s.wrote || s.app.Stopped() || r.rollouts == nil {
+			continue
+		}
+		in, err := r.rollouts.serviceRollout(render.KeyLabel(render.Key(s.ud)), d)
+		if err != nil {
+			return true, fmt.Errorf("observe the rollout of Deployment %s/%s: %w", d.Namespace, d.Name, err)
+		}
+		if b := serviceBlocked(in); b != nil {
+			blockedServices = append(blockedServices, *b)
+		}
 	}
 	s.status.ReadyReplicas = ready
 	switch {
@@ -264,6 +282,14 @@ func (r *Reconciler) observeRollout(ctx context.Context, s *scope) (bool, error)
 		s.summarize(v1alpha1.PhaseStopped, conditions.Current, ReasonStopped, "scaled to zero; configuration kept")
 	case converged:
 		s.summarize(v1alpha1.PhaseReady, conditions.Current, ReasonReady, fmt.Sprintf("%d replicas ready", ready))
+	case len(blockedServices) > 0:
+		reason, why, stalled := blockedSummary(blockedServices)
+		msg := fmt.Sprintf("%d replicas ready; %s", ready, why)
+		if stalled {
+			s.fail(conditions.Stalled, reason, msg)
+			return false, nil
+		}
+		s.summarize(v1alpha1.PhaseProvisioning, conditions.InProgress, reason, msg)
 	default:
 		s.summarize(v1alpha1.PhaseProvisioning, conditions.InProgress, ReasonProvisioning, fmt.Sprintf("%d replicas ready; waiting for the rollout", ready))
 	}

@@ -5,7 +5,9 @@ package deployments
 // Children live in per-user namespaces the manager creates, so these are
 // cluster-wide. Every write is a server-side apply (patch; create when the
 // object is new) or a delete; reads come from label-filtered caches (list,
-// watch), plus live gets of namespaces and live lists while deleting.
+// watch), plus live gets of namespaces and live lists while deleting. Pods
+// and the events of claims are only read (label- and field-selected caches),
+// to say what blocks a rollout.
 // Secrets are not among them (ExternalSecrets sync them). The finalizers
 // subresource is needed where OwnerReferencesPermissionEnforcement-style
 // admission guards finalizers.
@@ -22,4 +24,5 @@ package deployments
 // +kubebuilder:rbac:groups=traefik.io,resources=ingressroutes,verbs=list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=external-secrets.io,resources=externalsecrets,verbs=list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=monitoring.coreos.com,resources=servicemonitors,verbs=list;watch;create;patch;delete
+// +kubebuilder:rbac:groups="",resources=pods;events,verbs=list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch

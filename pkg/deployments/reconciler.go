@@ -34,6 +34,7 @@ type Reconciler struct {
 	apiReader   client.Reader
 	reader      *childReader
 	deployments appslisters.DeploymentLister // the cached Deployments of reader
+	rollouts    *rollouts                    // pods, claims and claim events, for what blocks a rollout
 	apply       *applier
 	bindings    *tenancy.Bindings
 	clientset   versioned.Interface
@@ -89,11 +90,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	s.status.Namespace = render.UserNamespace(r.cfg.NamespacePrefix, s.ud.Spec.UserID)
 
 	var phases []manager.Phase[*scope]
+	named := phaseMetrics.Named
 	if s.ud.DeletionTimestamp != nil || s.ud.Spec.DesiredState == v1alpha1.DesiredDeleted {
-		phases = []manager.Phase[*scope]{r.deleteChildren, r.releaseNamespace, r.markDeleted, r.removeFinalizer}
+		phases = []manager.Phase[*scope]{named("deleteChildren", r.deleteChildren), named("releaseNamespace", r.releaseNamespace),
+			named("markDeleted", r.markDeleted), named("removeFinalizer", r.removeFinalizer)}
 	} else {
-		phases = []manager.Phase[*scope]{r.ensureFinalizer, r.checkTenant, r.resolveTemplate, r.resolveTier, r.checkSecrets,
-			r.checkDependencies, r.checkHosts, r.ensureNamespace, r.applyChildren, r.pruneChildren, r.observeRollout}
+		phases = []manager.Phase[*scope]{named("ensureFinalizer", r.ensureFinalizer), named("checkTenant", r.checkTenant),
+			named("resolveTemplate", r.resolveTemplate), named("resolveTier", r.resolveTier), named("checkSecrets", r.checkSecrets),
+			named("checkDependencies", r.checkDependencies), named("checkHosts", r.checkHosts),
+			named("ensureNamespace", r.ensureNamespace), named("applyChildren", r.applyChildren),
+			named("pruneChildren", r.pruneChildren), named("observeRollout", r.observeRollout)}
 	}
 	result, runErr := r.runPhases(ctx, s, phases)
 	if s.gone {
@@ -114,6 +120,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	return result, runErr
 }
+
+// phaseMetrics times the reconcile's phases and counts their errors: a
+// spec no retry satisfies (stalled) or a child another owner holds is a
+// refusal, a wait for deleted objects no failure.
+var phaseMetrics = manager.NewPhaseMetrics[*scope]("userdeployment", manager.PhaseErrors{
+	Refused: func(err error) bool {
+		_, st := errors.AsType[*stalledError](err)
+		_, conflict := errors.AsType[*ConflictError](err)
+		return st || conflict
+	},
+	Waiting: func(err error) bool { _, ok := errors.AsType[*waitingError](err); return ok },
+})
 
 // runPhases runs phases in order until one stops or fails, then counts the
 // reconcile if it ended in phase error.

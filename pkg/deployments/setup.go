@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/client-go/dynamic"
 	appslisters "k8s.io/client-go/listers/apps/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
 	toolscache "k8s.io/client-go/tools/cache"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -19,8 +20,9 @@ import (
 
 // Setup registers the UserDeployment controller with deps.Manager: it
 // watches UserDeployments and DeploymentTemplates through the generated
-// informers, and the children through label-selected informers of their
-// kind. It also adds
+// informers, the children through label-selected informers of their kind,
+// and the apps' pods and claim events for what blocks a rollout (only when
+// that changes: podHandler, claimEventHandler). It also adds
 // the phase gauge, which reports once this replica is elected.
 func Setup(_ context.Context, deps *manager.Deps, cfg Config) error {
 	mgr := deps.Manager
@@ -69,6 +71,7 @@ func Setup(_ context.Context, deps *manager.Deps, cfg Config) error {
 	}
 	tmpl := factories[0].Scheduler().V1alpha1().DeploymentTemplates().Informer()
 	b = b.WatchesRawSource(manager.Watch(tmpl, handler.EnqueueRequestsFromMapFunc(r.mapTemplate)))
+	var claims corelisters.PersistentVolumeClaimLister
 	for gvk, kind := range builtinChildren {
 		kind.Select = selectChildren
 		inf, err := deps.Kube.AllNamespaces(kind)
@@ -76,11 +79,25 @@ func Setup(_ context.Context, deps *manager.Deps, cfg Config) error {
 			return err
 		}
 		r.reader.listers[gvk] = toolscache.NewGenericLister(inf.GetIndexer(), kind.Resource.GroupResource())
-		if gvk == render.GVKDeployment {
+		switch gvk {
+		case render.GVKDeployment:
 			r.deployments = appslisters.NewDeploymentLister(inf.GetIndexer())
+		case render.GVKPVC:
+			claims = corelisters.NewPersistentVolumeClaimLister(inf.GetIndexer())
 		}
 		b = b.WatchesRawSource(manager.Watch(inf, handler.EnqueueRequestsFromMapFunc(r.mapChild)))
 	}
+	pods, err := deps.Kube.AllNamespaces(podKind)
+	if err != nil {
+		return err
+	}
+	events, err := deps.Kube.AllNamespaces(claimEventKind)
+	if err != nil {
+		return err
+	}
+	r.rollouts = &rollouts{pods: pods.GetIndexer(), claims: claims, events: events.GetIndexer()}
+	b = b.WatchesRawSource(manager.Watch(pods, r.podHandler())).
+		WatchesRawSource(manager.Watch(events, r.claimEventHandler()))
 	for _, inf := range dynInf.informers {
 		b = b.WatchesRawSource(manager.Watch(inf, handler.EnqueueRequestsFromMapFunc(r.mapChild)))
 	}
@@ -101,6 +118,7 @@ const (
 	indexUser      = "user"
 	indexDependsOn = "dependsOn"
 	indexHost      = "host"
+	indexKeyLabel  = "keyLabel"
 )
 
 var indexers = toolscache.Indexers{
@@ -126,6 +144,14 @@ var indexers = toolscache.Indexers{
 			out = append(out, ud.Namespace+"/"+d)
 		}
 		return out, nil
+	},
+	// The user-deployment label of the children: pods carry it, not the
+	// owner annotation.
+	indexKeyLabel: func(obj any) ([]string, error) {
+		if ud, ok := obj.(*v1alpha1.UserDeployment); ok {
+			return []string{render.KeyLabel(render.Key(ud))}, nil
+		}
+		return nil, nil
 	},
 	indexHost: func(obj any) ([]string, error) {
 		ud, ok := obj.(*v1alpha1.UserDeployment)

@@ -59,6 +59,40 @@ const (
 	ReasonNamespaceTerminating = "NamespaceTerminating"
 )
 
+// Reasons of a rollout that does not finish, from the cause found per
+// service (blocked.go): phase provisioning names them, except
+// ProgressDeadlineExceeded, which is phase error.
+const (
+	// ReasonProgressDeadlineExceeded: the Deployment controller gave up on
+	// the rollout (Progressing=False); the message names the cause below.
+	ReasonProgressDeadlineExceeded = "ProgressDeadlineExceeded"
+	// ReasonFailedCreate: the ReplicaSet cannot create pods for a reason
+	// refusal.OfMessage does not name; it names exceeded quota
+	// (QuotaExceeded), admission denials such as Pod Security
+	// (AdmissionDenied) and a missing ServiceAccount (ServiceAccountNotFound).
+	ReasonFailedCreate = refusal.ReasonFailedCreate
+	// ReasonClaimPending: a volume claim is not bound; the message says why
+	// (its event, or that it names no storage class).
+	ReasonClaimPending = "ClaimPending"
+	// ReasonClaimLost: a volume claim lost its volume.
+	ReasonClaimLost = "ClaimLost"
+	// ReasonUnschedulable: the scheduler finds no node for a pod.
+	ReasonUnschedulable = "Unschedulable"
+	// ReasonInvalidImage: the kubelet cannot parse an image name.
+	ReasonInvalidImage = "InvalidImage"
+	// ReasonImagePullFailed: an image cannot be pulled (ErrImagePull,
+	// ImagePullBackOff).
+	ReasonImagePullFailed = "ImagePullFailed"
+	// ReasonContainerConfigError: a container's configuration is missing
+	// (CreateContainerConfigError: a ConfigMap or Secret not found).
+	ReasonContainerConfigError = "ContainerConfigError"
+	// ReasonContainerStartFailed: the runtime cannot create or start a
+	// container (CreateContainerError, RunContainerError).
+	ReasonContainerStartFailed = "ContainerStartFailed"
+	// ReasonCrashLooping: a container keeps exiting (CrashLoopBackOff).
+	ReasonCrashLooping = "CrashLooping"
+)
+
 // stalledError is an input problem no retry can fix; a spec or template
 // change (which triggers a reconcile) can.
 type stalledError struct{ reason, msg string }

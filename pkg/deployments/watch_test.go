@@ -55,6 +55,10 @@ func TestMappings(t *testing.T) {
 	assert.ElementsMatch(t, []reconcile.Request{req("a", "api"), req("a", "front")}, r.mapChild(t.Context(), quota))
 	assert.Empty(t, r.mapChild(t.Context(), &corev1.ConfigMap{}))
 
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "user-u1", Labels: map[string]string{labelkeys.UserDeployment: render.KeyLabel("a.front")}}}
+	assert.Equal(t, []reconcile.Request{req("a", "front")}, r.mapPod(pod), "a pod maps through its user-deployment label")
+	assert.Empty(t, r.mapPod(&corev1.Pod{}))
+
 	held := r.byIndex(indexHost, "shop.example.com")
 	require.Len(t, held, 1)
 	assert.Equal(t, "shop", held[0].Name)

@@ -1,0 +1,525 @@
+package deployments
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"opsnorth.io/scheduler/pkg/labelkeys"
+	"opsnorth.io/scheduler/pkg/refusal"
+)
+
+// podWrapper builds the pods of the tests as the scheduler and kubelet
+// leave them.
+type podWrapper struct{ corev1.Pod }
+
+func makePod(name string) *podWrapper {
+	return &podWrapper{corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "user-u1",
+			Labels: map[string]string{labelkeys.UserDeployment: "apps.shop", labelkeys.Service: "web", "extra": "dropped"}},
+		Spec:   corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "ghcr.io/opsnorth/web:1"}}},
+		Status: corev1.PodStatus{Phase: corev1.PodPending},
+	}}
+}
+
+func (p *podWrapper) unschedulable(msg string) *podWrapper {
+	p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: corev1.PodScheduled,
+		Status: corev1.ConditionFalse, Reason: "Unschedulable", Message: msg, LastTransitionTime: metav1.Now()})
+	return p
+}
+
+func (p *podWrapper) container(cs corev1.ContainerStatus) *podWrapper {
+	if cs.Name == "" {
+		cs.Name = "web"
+	}
+	cs.Image, cs.ImageID, cs.ContainerID = "ghcr.io/opsnorth/web:1", "sha256:abc", "containerd://123"
+	p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, cs)
+	return p
+}
+
+func (p *podWrapper) waiting(reason, msg string) *podWrapper {
+	return p.container(corev1.ContainerStatus{State: corev1.ContainerState{
+		Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: msg}}})
+}
+
+func (p *podWrapper) initWaiting(reason, msg string) *podWrapper {
+	p.Status.InitContainerStatuses = append(p.Status.InitContainerStatuses, corev1.ContainerStatus{Name: "migrate",
+		State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: msg}}})
+	return p
+}
+
+func (p *podWrapper) running(ready bool) *podWrapper {
+	p.Status.Phase = corev1.PodRunning
+	return p.container(corev1.ContainerStatus{Ready: ready, Started: ptr.To(true),
+		State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}}})
+}
+
+// crashed: the container exited with code and reason and was restarted;
+// state is its state since (waiting in CrashLoopBackOff, running, exited).
+func (p *podWrapper) crashed(restarts int32, code int32, reason, msg string, state corev1.ContainerState) *podWrapper {
+	p.Status.Phase = corev1.PodRunning
+	return p.container(corev1.ContainerStatus{RestartCount: restarts, State: state,
+		LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+			ExitCode: code, Reason: reason, Message: msg, StartedAt: metav1.Now(), FinishedAt: metav1.Now()}}})
+}
+
+func (p *podWrapper) deleting() *podWrapper {
+	p.DeletionTimestamp = ptr.To(metav1.Now())
+	return p
+}
+
+func (p *podWrapper) phase(phase corev1.PodPhase) *podWrapper {
+	p.Status.Phase = phase
+	return p
+}
+
+func (p *podWrapper) obj() *corev1.Pod { return &p.Pod }
+
+var backOff = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff",
+	Message: "back-off 40s restarting failed container=web pod=shop-web-5d9c7-aaaaa_user-u1(uid)"}}
+
+// deploymentWrapper builds a service's Deployment as the Deployment
+// controller reports it.
+type deploymentWrapper struct{ appsv1.Deployment }
+
+func makeDeployment() *deploymentWrapper {
+	return &deploymentWrapper{appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "shop-web", Namespace: "user-u1", Generation: 2},
+		Status:     appsv1.DeploymentStatus{ObservedGeneration: 2},
+	}}
+}
+
+func (d *deploymentWrapper) condition(t appsv1.DeploymentConditionType, s corev1.ConditionStatus, reason, msg string) *deploymentWrapper {
+	d.Status.Conditions = append(d.Status.Conditions, appsv1.DeploymentCondition{Type: t, Status: s, Reason: reason, Message: msg})
+	return d
+}
+
+func (d *deploymentWrapper) replicaFailure(msg string) *deploymentWrapper {
+	return d.condition(appsv1.DeploymentReplicaFailure, corev1.ConditionTrue, "FailedCreate", msg)
+}
+
+func (d *deploymentWrapper) deadline() *deploymentWrapper {
+	return d.condition(appsv1.DeploymentProgressing, corev1.ConditionFalse, "ProgressDeadlineExceeded",
+		`ReplicaSet "shop-web-5d9c7" has timed out progressing.`)
+}
+
+// stale: the status is about the spec before the current one.
+func (d *deploymentWrapper) stale() *deploymentWrapper {
+	d.Status.ObservedGeneration = 1
+	return d
+}
+
+func (d *deploymentWrapper) obj() *appsv1.Deployment { return &d.Deployment }
+
+func claim(phase corev1.PersistentVolumeClaimPhase, class *string, ev *corev1.Event) claimState {
+	return claimState{Name: "shop-web-data", Event: ev, Claim: &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: "shop-web-data", UID: "claim-uid"},
+		Spec:       corev1.PersistentVolumeClaimSpec{StorageClassName: class, VolumeName: "pv-1"},
+		Status:     corev1.PersistentVolumeClaimStatus{Phase: phase},
+	}}
+}
+
+func claimEvent(typ, reason, msg string) *corev1.Event {
+	return &corev1.Event{Type: typ, Reason: reason, Message: msg, InvolvedObject: corev1.ObjectReference{Name: "shop-web-data", UID: "claim-uid"}}
+}
+
+const (
+	quotaMsg = `pods "shop-web-5d9c7-x2x8k" is forbidden: exceeded quota: opsnorth-tier, requested: pods=1, used: pods=50, limited: pods=50`
+	psaMsg   = `pods "shop-web-5d9c7-x2x8k" is forbidden: violates PodSecurity "restricted:latest": allowPrivilegeEscalation != false (container "web" must set securityContext.allowPrivilegeEscalation=false)`
+	schedMsg = "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
+	pullMsg  = `rpc error: code = NotFound desc = failed to pull and unpack image "ghcr.io/opsnorth/web:1": not found`
+)
+
+func TestServiceBlocked(t *testing.T) {
+	noClass := claim(corev1.ClaimPending, nil, nil)
+	tests := []struct {
+		name   string
+		d      *appsv1.Deployment
+		pods   []*corev1.Pod
+		claims []claimState
+		// want is "<reason>: <message>", "" for no cause.
+		want string
+	}{
+		{name: "no pods yet", d: makeDeployment().obj()},
+		{
+			name: "progress: scheduled, creating, running not ready, first exit",
+			d:    makeDeployment().obj(),
+			pods: []*corev1.Pod{
+				makePod("a").obj(),
+				makePod("b").waiting("ContainerCreating", "").obj(),
+				makePod("c").running(false).obj(),
+				makePod("d").container(corev1.ContainerStatus{State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1}}}).obj(),
+				makePod("e").initWaiting("PodInitializing", "").obj(),
+			},
+			claims: []claimState{claim(corev1.ClaimBound, ptr.To("fast"), nil), {Name: "not-cached-yet"}},
+		},
+		{
+			name: "unschedulable",
+			d:    makeDeployment().obj(),
+			pods: []*corev1.Pod{makePod("shop-web-5d9c7-aaaaa").unschedulable(schedMsg).obj()},
+			want: "Unschedulable: pod shop-web-5d9c7-aaaaa cannot be scheduled: " + schedMsg,
+		},
+		{
+			name: "image pull failing, in either of the kubelet's states, reads the same",
+			d:    makeDeployment().obj(),
+			pods: []*corev1.Pod{
+				makePod("shop-web-5d9c7-aaaaa").waiting("ImagePullBackOff", `Back-off pulling image "ghcr.io/opsnorth/web:1": ErrImagePull: `+pullMsg).obj(),
+				makePod("shop-web-5d9c7-bbbbb").waiting("ErrImagePull", pullMsg).obj(),
+			},
+			want: "ImagePullFailed: pod shop-web-5d9c7-aaaaa cannot pull the image of container web: " + pullMsg + " (and 1 more pod)",
+		},
+		{
+			name: "an older kubelet's back-off message is kept",
+			d:    makeDeployment().obj(),
+			pods: []*corev1.Pod{makePod("p").waiting("ImagePullBackOff", `Back-off pulling image "ghcr.io/opsnorth/web:1"`).obj()},
+			want: `ImagePullFailed: pod p cannot pull the image of container web: Back-off pulling image "ghcr.io/opsnorth/web:1"`,
+		},
+		{
+			name: "invalid image name",
+			d:    makeDeployment().obj(),
+			pods: []*corev1.Pod{makePod("p").waiting("InvalidImageName", `Failed to apply default image tag "Bad/Image": couldn't parse image name "Bad/Image": invalid reference format`).obj()},
+			want: `InvalidImage: pod p: container web has an invalid image name: Failed to apply default image tag "Bad/Image": couldn't parse image name "Bad/Image": invalid reference format`,
+		},
+		{
+			name: "missing ConfigMap",
+			d:    makeDeployment().obj(),
+			pods: []*corev1.Pod{makePod("p").waiting("CreateContainerConfigError", `configmap "shop-web-env" not found`).obj()},
+			want: `ContainerConfigError: pod p cannot configure container web: configmap "shop-web-env" not found`,
+		},
+		{
+			name: "missing Secret of an init container",
+			d:    makeDeployment().obj(),
+			pods: []*corev1.Pod{makePod("p").initWaiting("CreateContainerConfigError", `secret "shop-secrets" not found`).obj()},
+			want: `ContainerConfigError: pod p cannot configure container migrate: secret "shop-secrets" not found`,
+		},
+		{
+			name: "the runtime cannot start the container",
+			d:    makeDeployment().obj(),
+			pods: []*corev1.Pod{makePod("p").waiting("RunContainerError", `exec: "/web": stat /web: no such file or directory`).obj()},
+			want: `ContainerStartFailed: pod p cannot start container web (RunContainerError): exec: "/web": stat /web: no such file or directory`,
+		},
+		{
+			name: "crash looping in back-off",
+			d:    makeDeployment().obj(),
+			pods: []*corev1.Pod{makePod("p").crashed(3, 1, "Error", "panic: no DATABASE_URL\n", backOff).obj()},
+			want: "CrashLooping: pod p: container web is crash looping, last exit code 1 (Error): panic: no DATABASE_URL",
+		},
+		{
+			name: "crash looping between back-offs: running again, not ready",
+			d:    makeDeployment().obj(),
+			pods: []*corev1.Pod{makePod("p").crashed(4, 137, "OOMKilled", "", corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}).obj()},
+			want: "CrashLooping: pod p: container web is crash looping, last exit code 137 (OOMKilled)",
+		},
+		{
+			name: "crash looping between back-offs: just exited again",
+			d:    makeDeployment().obj(),
+			pods: []*corev1.Pod{makePod("p").container(corev1.ContainerStatus{RestartCount: 2,
+				State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 2, Reason: "Error"}}}).obj()},
+			want: "CrashLooping: pod p: container web is crash looping, last exit code 2 (Error)",
+		},
+		{
+			name: "a container that restarted once and is ready blocks nothing",
+			d:    makeDeployment().obj(),
+			pods: []*corev1.Pod{makePod("p").container(corev1.ContainerStatus{Ready: true, RestartCount: 1,
+				State:                corev1.ContainerState{Running: &corev1.ContainerStateRunning{}},
+				LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1}}}).obj()},
+		},
+		{
+			name: "pods being deleted or ended block nothing",
+			d:    makeDeployment().obj(),
+			pods: []*corev1.Pod{
+				makePod("old").waiting("ErrImagePull", pullMsg).deleting().obj(),
+				makePod("evicted").unschedulable(schedMsg).phase(corev1.PodFailed).obj(),
+			},
+		},
+		{
+			name: "quota exceeded",
+			d:    makeDeployment().replicaFailure(quotaMsg).obj(),
+			want: refusal.ReasonQuotaExceeded + ": pods cannot be created: " + quotaMsg,
+		},
+		{
+			name: "Pod Security",
+			d:    makeDeployment().replicaFailure(psaMsg).obj(),
+			want: refusal.ReasonAdmissionDenied + ": pods cannot be created: " + psaMsg,
+		},
+		{
+			name: "another refusal",
+			d:    makeDeployment().replicaFailure(`pods "x" is forbidden: something else`).obj(),
+			want: ReasonFailedCreate + `: pods cannot be created: pods "x" is forbidden: something else`,
+		},
+		{
+			name: "the conditions of an earlier spec are no news",
+			d:    makeDeployment().replicaFailure(quotaMsg).deadline().stale().obj(),
+		},
+		{
+			name:   "claim without a storage class",
+			d:      makeDeployment().obj(),
+			claims: []claimState{noClass},
+			want:   "ClaimPending: claim shop-web-data is not bound: it names no storage class and the cluster has no default StorageClass",
+		},
+		{
+			name:   "claim without a storage class, as the PV controller says it",
+			d:      makeDeployment().obj(),
+			claims: []claimState{claim("", ptr.To(""), claimEvent("Normal", "FailedBinding", "no persistent volumes available for this claim and no storage class is set"))},
+			want:   "ClaimPending: claim shop-web-data is not bound: no persistent volumes available for this claim and no storage class is set",
+		},
+		{
+			name:   "claim of a missing StorageClass",
+			d:      makeDeployment().obj(),
+			claims: []claimState{claim(corev1.ClaimPending, ptr.To("fast"), claimEvent("Warning", "ProvisioningFailed", `storageclass.storage.k8s.io "fast" not found`))},
+			want:   `ClaimPending: claim shop-web-data is not bound: storageclass.storage.k8s.io "fast" not found`,
+		},
+		{
+			name:   "claim being provisioned",
+			d:      makeDeployment().obj(),
+			claims: []claimState{claim(corev1.ClaimPending, ptr.To("fast"), nil)},
+			want:   `ClaimPending: claim shop-web-data is not bound: waiting for a volume of StorageClass "fast"`,
+		},
+		{
+			name:   "claim lost",
+			d:      makeDeployment().obj(),
+			claims: []claimState{claim(corev1.ClaimLost, ptr.To("fast"), nil)},
+			want:   "ClaimLost: claim shop-web-data lost its volume pv-1",
+		},
+		{
+			name:   "claim waiting for its first consumer is no cause while the pod is scheduled",
+			d:      makeDeployment().obj(),
+			pods:   []*corev1.Pod{makePod("p").waiting("ContainerCreating", "").obj()},
+			claims: []claimState{claim(corev1.ClaimPending, ptr.To("local"), claimEvent("Normal", "WaitForFirstConsumer", "waiting for first consumer to be created before binding"))},
+		},
+		{
+			name:   "claim waiting for its first consumer, which no node takes",
+			d:      makeDeployment().obj(),
+			pods:   []*corev1.Pod{makePod("p").unschedulable("0/1 nodes are available: 1 node(s) didn't find available persistent volumes to bind.").obj()},
+			claims: []claimState{claim(corev1.ClaimPending, ptr.To("local"), claimEvent("Normal", "WaitForFirstConsumer", "waiting for first consumer to be created before binding"))},
+			want: "Unschedulable: pod p cannot be scheduled: 0/1 nodes are available: 1 node(s) didn't find available persistent volumes to bind.; " +
+				"claim shop-web-data is not bound: waiting for first consumer to be created before binding",
+		},
+		{
+			name: "rollout stalled names the cause below",
+			d:    makeDeployment().deadline().obj(),
+			pods: []*corev1.Pod{makePod("p").waiting("ErrImagePull", pullMsg).obj()},
+			want: `ProgressDeadlineExceeded: rollout stalled: ReplicaSet "shop-web-5d9c7" has timed out progressing.; pod p cannot pull the image of container web: ` + pullMsg,
+		},
+		{
+			name: "rollout stalled with nothing else known",
+			d:    makeDeployment().deadline().obj(),
+			want: `ProgressDeadlineExceeded: rollout stalled: ReplicaSet "shop-web-5d9c7" has timed out progressing.`,
+		},
+
+		// Priority, when several apply: the root first.
+		{
+			name:   "pods that cannot be created before claims",
+			d:      makeDeployment().replicaFailure(quotaMsg).obj(),
+			claims: []claimState{noClass},
+			want:   refusal.ReasonQuotaExceeded + ": pods cannot be created: " + quotaMsg,
+		},
+		{
+			name:   "an unbound claim before the pod it keeps from being scheduled",
+			d:      makeDeployment().obj(),
+			pods:   []*corev1.Pod{makePod("p").unschedulable(`0/1 nodes are available: pod has unbound immediate PersistentVolumeClaims.`).obj()},
+			claims: []claimState{noClass},
+			want:   "ClaimPending: claim shop-web-data is not bound: it names no storage class and the cluster has no default StorageClass",
+		},
+		{
+			name: "unschedulable before container causes, whatever the pod order",
+			d:    makeDeployment().obj(),
+			pods: []*corev1.Pod{
+				makePod("a").crashed(3, 1, "Error", "", backOff).obj(),
+				makePod("b").waiting("ErrImagePull", pullMsg).obj(),
+				makePod("c").unschedulable(schedMsg).obj(),
+			},
+			want: "Unschedulable: pod c cannot be scheduled: " + schedMsg,
+		},
+		{
+			name: "invalid image, image pull, configuration, start, crash loop",
+			d:    makeDeployment().obj(),
+			pods: []*corev1.Pod{
+				makePod("a").crashed(3, 1, "Error", "", backOff).obj(),
+				makePod("b").waiting("RunContainerError", "x").obj(),
+				makePod("c").waiting("CreateContainerConfigError", `configmap "x" not found`).obj(),
+				makePod("d").waiting("ErrImagePull", pullMsg).obj(),
+				makePod("e").waiting("InvalidImageName", "bad").obj(),
+			},
+			want: "InvalidImage: pod e: container web has an invalid image name: bad",
+		},
+		{
+			name: "configuration before crash loop in one pod",
+			d:    makeDeployment().obj(),
+			pods: []*corev1.Pod{makePod("p").crashed(3, 1, "Error", "", backOff).
+				container(corev1.ContainerStatus{Name: "sidecar", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{
+					Reason: "CreateContainerConfigError", Message: `secret "s" not found`}}}).obj()},
+			want: `ContainerConfigError: pod p cannot configure container sidecar: secret "s" not found`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := serviceRollout{Service: "web", Deployment: tt.d, Pods: tt.pods, Claims: tt.claims}
+			got := ""
+			if b := serviceBlocked(in); b != nil {
+				assert.Equal(t, "web", b.Service)
+				got = b.Reason + ": " + b.Message
+			}
+			assert.Equal(t, tt.want, got)
+
+			// The cache holds trimmed pods: they must decide the same.
+			trimmed := make([]*corev1.Pod, len(tt.pods))
+			for i, p := range tt.pods {
+				o, err := trimPod(p.DeepCopy())
+				require.NoError(t, err)
+				trimmed[i] = o.(*corev1.Pod)
+				assert.Equal(t, podCause(p), podCause(trimmed[i]), "pod %s trimmed", p.Name)
+			}
+			in.Pods = trimmed
+			again := ""
+			if b := serviceBlocked(in); b != nil {
+				again = b.Reason + ": " + b.Message
+			}
+			assert.Equal(t, got, again, "from trimmed pods")
+		})
+	}
+}
+
+func TestBoundedMessages(t *testing.T) {
+	long := strings.Repeat("0/5000 nodes are available: é ", 200)
+	b := serviceBlocked(serviceRollout{Service: "web", Deployment: makeDeployment().obj(),
+		Pods: []*corev1.Pod{makePod("p").unschedulable(long).obj()}})
+	require.NotNil(t, b)
+	prefix := "pod p cannot be scheduled: "
+	assert.LessOrEqual(t, len(b.Message), len(prefix)+maxCauseMessage+len("…"))
+	assert.True(t, strings.HasSuffix(b.Message, "…"))
+	assert.True(t, strings.HasPrefix(b.Message, prefix+"0/5000 nodes are available"))
+	assert.True(t, strings.ToValidUTF8(b.Message, "?") == b.Message, "cut on a character boundary")
+}
+
+func TestBlockedSummary(t *testing.T) {
+	pull := blocked{Service: "web", cause: cause{rank: rankImagePull, Reason: ReasonImagePullFailed, Message: "pod a cannot pull"}}
+	claimed := blocked{Service: "db", cause: cause{rank: rankClaim, Reason: ReasonClaimPending, Message: "claim d is not bound"}}
+	stalled := blocked{Service: "api", cause: cause{rank: rankDeadline, Reason: ReasonProgressDeadlineExceeded, Message: "rollout stalled"}}
+
+	reason, msg, isStalled := blockedSummary([]blocked{pull, claimed})
+	assert.Equal(t, ReasonClaimPending, reason, "the lowest-ranked service gives the reason")
+	assert.Equal(t, "service web: pod a cannot pull; service db: claim d is not bound", msg, "services in template order")
+	assert.False(t, isStalled)
+
+	reason, msg, isStalled = blockedSummary([]blocked{pull, stalled})
+	assert.Equal(t, ReasonProgressDeadlineExceeded, reason)
+	assert.Equal(t, "service web: pod a cannot pull; service api: rollout stalled", msg)
+	assert.True(t, isStalled)
+
+	var many []blocked
+	for i := range 20 {
+		many = append(many, blocked{Service: fmt.Sprintf("s%d", i), cause: cause{rank: rankCrashLoop, Reason: ReasonCrashLooping,
+			Message: strings.Repeat("x", maxCauseMessage)}})
+	}
+	_, msg, _ = blockedSummary(many)
+	assert.LessOrEqual(t, len(msg), maxBlockedMessage+64)
+	assert.Regexp(t, `; 1[0-9] more services blocked$`, msg)
+	assert.True(t, strings.HasPrefix(msg, "service s0: xxx"))
+}
+
+func TestPodNews(t *testing.T) {
+	pending := makePod("p").obj()
+	pulling := makePod("p").waiting("ErrImagePull", pullMsg).obj()
+	backingOff := makePod("p").waiting("ImagePullBackOff", `Back-off pulling image "ghcr.io/opsnorth/web:1": ErrImagePull: `+pullMsg).obj()
+	crash1 := makePod("p").crashed(3, 1, "Error", "", backOff).obj()
+	crash2 := makePod("p").crashed(4, 1, "Error", "", corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}).obj()
+	crashOther := makePod("p").crashed(5, 2, "Error", "", backOff).obj()
+	ready := makePod("p").running(true).obj()
+	tests := []struct {
+		name     string
+		old, obj *corev1.Pod
+		want     bool
+	}{
+		{name: "created without a cause", obj: pending},
+		{name: "created with a cause", obj: pulling, want: true},
+		{name: "scheduled, started, ready", old: pending, obj: ready},
+		{name: "cause appears", old: pending, obj: pulling, want: true},
+		{name: "the kubelet's pull states alternate", old: pulling, obj: backingOff},
+		{name: "a crash loop restarts with the same exit", old: crash1, obj: crash2},
+		{name: "a crash loop exits otherwise", old: crash2, obj: crashOther, want: true},
+		{name: "cause goes", old: crash2, obj: ready, want: true},
+		{name: "deleted with a cause", old: pulling, want: true},
+		{name: "deleted without a cause", old: ready},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, podNews(object(tt.old), object(tt.obj)))
+		})
+	}
+}
+
+// object is p as the handler gets it: no object is a nil interface.
+func object(p *corev1.Pod) client.Object {
+	if p == nil {
+		return nil
+	}
+	return p
+}
+
+func TestTellingEvent(t *testing.T) {
+	at := func(ev *corev1.Event, s int) *corev1.Event {
+		ev.LastTimestamp = metav1.NewTime(time.Unix(1000+int64(s), 0))
+		return ev
+	}
+	oldWarn := at(claimEvent("Warning", "ProvisioningFailed", "old"), 1)
+	newWarn := at(claimEvent("Warning", "ProvisioningFailed", "new"), 3)
+	waiting := at(claimEvent("Normal", "ExternalProvisioning", "waiting for a volume to be created"), 5)
+	series := claimEvent("Normal", "Provisioning", "series")
+	series.Series = &corev1.EventSeries{LastObservedTime: metav1.NewMicroTime(time.Unix(1009, 0))}
+
+	assert.Nil(t, tellingEvent(nil))
+	assert.Equal(t, "new", tellingEvent([]*corev1.Event{newWarn, oldWarn, waiting}).Message, "the latest Warning before later Normal ones")
+	assert.Equal(t, "series", tellingEvent([]*corev1.Event{waiting, series}).Message, "the latest, by its series")
+
+	trimmed, err := trimEvent(&corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: "e", Namespace: "n", Annotations: map[string]string{"a": "b"}},
+		InvolvedObject: corev1.ObjectReference{Kind: "PersistentVolumeClaim", Name: "c", UID: "u", Namespace: "n"},
+		Type:           "Warning", Reason: "ProvisioningFailed", Message: strings.Repeat("m", 2000), Count: 7,
+		Source: corev1.EventSource{Component: "persistentvolume-controller"}, LastTimestamp: newWarn.LastTimestamp})
+	require.NoError(t, err)
+	ev := trimmed.(*corev1.Event)
+	assert.Equal(t, corev1.ObjectReference{Name: "c", UID: "u"}, ev.InvolvedObject)
+	assert.Equal(t, "n/c", must(claimEventKey(ev))[0])
+	assert.Equal(t, maxCauseMessage+len("…"), len(ev.Message))
+	assert.Empty(t, ev.Annotations)
+	assert.Zero(t, ev.Count)
+	assert.Equal(t, newWarn.LastTimestamp, ev.LastTimestamp)
+}
+
+func TestTrimPod(t *testing.T) {
+	p := makePod("p").crashed(3, 1, "Error", "boom", backOff).unschedulable(schedMsg).obj()
+	p.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubelet"}}
+	p.Annotations = map[string]string{"big": strings.Repeat("x", 1000)}
+	p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionFalse})
+	o, err := trimPod(p)
+	require.NoError(t, err)
+	got := o.(*corev1.Pod)
+	assert.Equal(t, map[string]string{labelkeys.UserDeployment: "apps.shop", labelkeys.Service: "web"}, got.Labels)
+	assert.Equal(t, "user-u1/apps.shop/web", must(podServiceKey(got))[0])
+	assert.Empty(t, got.Annotations)
+	assert.Empty(t, got.ManagedFields)
+	assert.Empty(t, got.Spec.Containers)
+	assert.Len(t, got.Status.Conditions, 1, "only PodScheduled=False")
+	cs := got.Status.ContainerStatuses[0]
+	assert.Empty(t, cs.Image)
+	assert.Empty(t, cs.ContainerID)
+	assert.Equal(t, int32(3), cs.RestartCount)
+	assert.Equal(t, "boom", cs.LastTerminationState.Terminated.Message)
+	assert.True(t, cs.LastTerminationState.Terminated.FinishedAt.IsZero(), "no times")
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
