@@ -89,6 +89,23 @@ func TestCrashLoop(t *testing.T) {
 			_, err := c.Clientset.AppsV1().Deployments(ns).Create(t.Context(), d, metav1.CreateOptions{})
 			require.NoError(t, err)
 		}, 3, "Error"},
+		{"a Deployment's shell exit", func(t *testing.T, app string) {
+			d := &appsv1.Deployment{
+				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: app},
+				Spec: appsv1.DeploymentSpec{
+					Selector: &metav1.LabelSelector{MatchLabels: labels(app)},
+					Template: corev1.PodTemplateSpec{
+						ObjectMeta: metav1.ObjectMeta{Labels: labels(app)},
+						Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "ghcr.io/opsnorth/web:test",
+							Command: []string{"sh", "-c"}, Args: []string{"echo exit 9 is not it\nserve || exit 4 "},
+							Env: []corev1.EnvVar{{Name: "KWOK_DELAY", Value: "300ms"}, {Name: "KWOK_TERMINATION_MESSAGE", Value: "boom"}},
+						}}},
+					},
+				},
+			}
+			_, err := c.Clientset.AppsV1().Deployments(ns).Create(t.Context(), d, metav1.CreateOptions{})
+			require.NoError(t, err)
+		}, 4, "Error"},
 		{"restartPolicy Always restarts a container that exits 0", func(t *testing.T, app string) {
 			pod := testPod(ns, app, map[string]string{"kwok.opsnorth.io/delay": "300ms", "kwok.opsnorth.io/exit-code": "0", "kwok.opsnorth.io/termination-message": "boom"})
 			pod.Labels = labels(app)

@@ -32,6 +32,8 @@ func main() {
 	flag.DurationVar(&cfg.PodDelay, "pod-delay", 0, "how long a pod that exits (a Job's, or one naming an exit code) runs on the kwok node unless its kwok.opsnorth.io/delay says otherwise (default 1s)")
 	flag.Parse()
 
+	restore := takeTerminal()
+	defer restore()
 	// The first Ctrl-C or SIGTERM ends ctx; the handler stays installed until
 	// main returns, so a second one cannot kill the command halfway through
 	// stopping the cluster (which would leave processes and files behind).
@@ -39,7 +41,8 @@ func main() {
 	defer stop()
 	if err := run(ctx, cfg, os.Stdout); err != nil {
 		fmt.Fprintf(os.Stderr, "localcluster: %v\n", err)
-		os.Exit(1)
+		restore()
+		os.Exit(1) //nolint:gocritic // restore ran; the deferred calls have nothing left to do
 	}
 }
 
@@ -151,7 +154,7 @@ The local cluster is running. In another shell:
 A Job pod's run time, exit code and termination message come from its annotations
 (kwok.opsnorth.io/delay, kwok.opsnorth.io/exit-code, kwok.opsnorth.io/termination-message);
 images on unreachable.invalid fail to pull, invalid image names fail as InvalidImageName,
-other pods naming an exit code crash-loop; claims bind on the default StorageClass %s
+other pods naming an exit code (or ending in a shell "exit N") crash-loop; claims bind on the default StorageClass %s
 (see scripts/kwok-stages/README.md).
 
 Logs: %s
