@@ -13,15 +13,19 @@ import (
 	"opsnorth.io/scheduler/pkg/localcluster"
 )
 
-// cluster is the package's local cluster, started by TestMain; nil under -short.
-var cluster *localcluster.Cluster
+// cluster is the package's local cluster, started by TestMain; nil under
+// -short. root is the repository it was started from.
+var (
+	cluster *localcluster.Cluster
+	root    string
+)
 
 func TestMain(m *testing.M) {
 	os.Exit(localcluster.Suite{
 		Name: "e2e", KeepEnv: "E2E_KEEP",
-		Start: func(ctx context.Context, c *localcluster.Cluster, root string) error {
-			cluster = c
-			if err := startSuite(ctx, c, root); err != nil {
+		Start: func(ctx context.Context, c *localcluster.Cluster, repo string) error {
+			cluster, root = c, repo
+			if err := startSuite(ctx, c, repo); err != nil {
 				return fmt.Errorf("start the managers: %w", err)
 			}
 			return nil

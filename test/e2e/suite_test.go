@@ -56,7 +56,11 @@ func rbacErrors(ms []*localcluster.Manager) error {
 			continue
 		}
 		for line := range strings.SplitSeq(string(data), "\n") {
-			if strings.Contains(line, "is forbidden") {
+			// The authorizer's refusal names the user; other "forbidden"
+			// answers (a namespace being deleted, an admission policy the
+			// manager reports in an event) are not about RBAC.
+			if strings.Contains(line, `is forbidden: User \"system:serviceaccount:`) ||
+				strings.Contains(line, `is forbidden: User "system:serviceaccount:`) {
 				errs = append(errs, fmt.Errorf("%s manager was refused by RBAC: %s", m.Component, line))
 				break
 			}
