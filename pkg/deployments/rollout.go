@@ -15,9 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/selection"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	toolscache "k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -264,36 +262,11 @@ func (r *rollouts) claimState(namespace, name string) (claimState, error) {
 	return cl, nil
 }
 
-type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
-
 // podHandler enqueues a pod's UserDeployment only when what keeps the pod
 // from running ready (podCause) changed: its creation, scheduling, start
 // and readiness carry no news the Deployment's status does not bring, nor
 // do the restarts of a crash loop whose last exit stays the same.
-func (r *Reconciler) podHandler() handler.EventHandler {
-	enqueue := func(obj client.Object, q queue) {
-		for _, req := range r.mapPod(obj) {
-			q.Add(req)
-		}
-	}
-	return handler.Funcs{
-		CreateFunc: func(_ context.Context, e event.CreateEvent, q queue) {
-			if podNews(nil, e.Object) {
-				enqueue(e.Object, q)
-			}
-		},
-		UpdateFunc: func(_ context.Context, e event.UpdateEvent, q queue) {
-			if podNews(e.ObjectOld, e.ObjectNew) {
-				enqueue(e.ObjectNew, q)
-			}
-		},
-		DeleteFunc: func(_ context.Context, e event.DeleteEvent, q queue) {
-			if podNews(e.Object, nil) {
-				enqueue(e.Object, q)
-			}
-		},
-	}
-}
+func (r *Reconciler) podHandler() handler.EventHandler { return manager.NewsHandler(r.mapPod, podNews) }
 
 // podNews reports whether a pod's creation (old nil), update or deletion
 // (obj nil) changes its cause.
@@ -323,22 +296,16 @@ func (r *Reconciler) mapPod(obj client.Object) []reconcile.Request {
 // the event is new, says something new or goes; a repeat (count and time)
 // is no news.
 func (r *Reconciler) claimEventHandler() handler.EventHandler {
-	enqueue := func(obj client.Object, q queue) {
-		for _, req := range r.mapClaimEvent(obj) {
-			q.Add(req)
-		}
-	}
-	return handler.Funcs{
-		CreateFunc: func(_ context.Context, e event.CreateEvent, q queue) { enqueue(e.Object, q) },
-		UpdateFunc: func(_ context.Context, e event.UpdateEvent, q queue) {
-			a, okA := e.ObjectOld.(*corev1.Event)
-			b, okB := e.ObjectNew.(*corev1.Event)
-			if !okA || !okB || a.Type != b.Type || a.Reason != b.Reason || a.Message != b.Message {
-				enqueue(e.ObjectNew, q)
-			}
-		},
-		DeleteFunc: func(_ context.Context, e event.DeleteEvent, q queue) { enqueue(e.Object, q) },
-	}
+	return manager.NewsHandler(r.mapClaimEvent, claimEventNews)
+}
+
+// claimEventNews reports whether an event's creation (old nil), update or
+// deletion (obj nil) can change what its claim shows: a repeat, which only
+// counts again, cannot.
+func claimEventNews(old, obj client.Object) bool {
+	a, okA := old.(*corev1.Event)
+	b, okB := obj.(*corev1.Event)
+	return !okA || !okB || a.Type != b.Type || a.Reason != b.Reason || a.Message != b.Message
 }
 
 // mapClaimEvent maps an event to the owner of its claim, when the claim is
