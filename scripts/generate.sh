@@ -53,7 +53,7 @@ code() {
 
 manifests() {
   controller_gen crd:crdVersions=v1 paths=./apis/... output:crd:artifacts:config=manifests/crd
-  go run ./scripts/crd-bounds manifests/crd/scheduler.opsnorth.io_*.yaml
+  go run ./scripts/crd-bounds manifests/crd/scheduler.opsnorth.io_*.yaml manifests/crd/ossa.ai_*.yaml
   local component
   for component in deployments tasks workflows; do
     rm -f "manifests/rbac/$component/role.yaml"

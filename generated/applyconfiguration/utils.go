@@ -22,8 +22,10 @@ import (
 	runtime "k8s.io/apimachinery/pkg/runtime"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
 	managedfields "k8s.io/apimachinery/pkg/util/managedfields"
+	v1 "opsnorth.io/scheduler/apis/ossa/v1"
 	v1alpha1 "opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 	internal "opsnorth.io/scheduler/generated/applyconfiguration/internal"
+	ossav1 "opsnorth.io/scheduler/generated/applyconfiguration/ossa/v1"
 	schedulerv1alpha1 "opsnorth.io/scheduler/generated/applyconfiguration/scheduler/v1alpha1"
 )
 
@@ -31,7 +33,55 @@ import (
 // apply configuration type exists for the given GroupVersionKind.
 func ForKind(kind schema.GroupVersionKind) interface{} {
 	switch kind {
-	// Group=scheduler.opsnorth.io, Version=v1alpha1
+	// Group=ossa.ai, Version=v1
+	case v1.SchemeGroupVersion.WithKind("Agent"):
+		return &ossav1.AgentApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("AgentAutoscaling"):
+		return &ossav1.AgentAutoscalingApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("AgentDefinition"):
+		return &ossav1.AgentDefinitionApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("AgentMetadata"):
+		return &ossav1.AgentMetadataApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("AgentRuntime"):
+		return &ossav1.AgentRuntimeApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("AgentSpec"):
+		return &ossav1.AgentSpecApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("AgentStatus"):
+		return &ossav1.AgentStatusApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("Auth"):
+		return &ossav1.AuthApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("Capability"):
+		return &ossav1.CapabilityApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("CapabilityExample"):
+		return &ossav1.CapabilityExampleApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("Dependencies"):
+		return &ossav1.DependenciesApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("Endpoints"):
+		return &ossav1.EndpointsApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("HealthCheck"):
+		return &ossav1.HealthCheckApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("Integration"):
+		return &ossav1.IntegrationApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("Monitoring"):
+		return &ossav1.MonitoringApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("OptionalDependency"):
+		return &ossav1.OptionalDependencyApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("Policies"):
+		return &ossav1.PoliciesApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("RateLimits"):
+		return &ossav1.RateLimitsApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("RequiredDependency"):
+		return &ossav1.RequiredDependencyApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("ResolvedDependency"):
+		return &ossav1.ResolvedDependencyApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("RetryPolicy"):
+		return &ossav1.RetryPolicyApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("RuntimeRequirements"):
+		return &ossav1.RuntimeRequirementsApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("RuntimeResources"):
+		return &ossav1.RuntimeResourcesApplyConfiguration{}
+
+		// Group=scheduler.opsnorth.io, Version=v1alpha1
 	case v1alpha1.SchemeGroupVersion.WithKind("AgentTask"):
 		return &schedulerv1alpha1.AgentTaskApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("AgentTaskSpec"):

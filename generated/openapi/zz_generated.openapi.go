@@ -336,6 +336,30 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		runtime.Unknown{}.OpenAPIModelName():                                     schema_k8sio_apimachinery_pkg_runtime_Unknown(ref),
 		intstr.IntOrString{}.OpenAPIModelName():                                  schema_apimachinery_pkg_util_intstr_IntOrString(ref),
 		version.Info{}.OpenAPIModelName():                                        schema_k8sio_apimachinery_pkg_version_Info(ref),
+		"opsnorth.io/scheduler/apis/ossa/v1.Agent":                               schema_scheduler_apis_ossa_v1_Agent(ref),
+		"opsnorth.io/scheduler/apis/ossa/v1.AgentAutoscaling":                    schema_scheduler_apis_ossa_v1_AgentAutoscaling(ref),
+		"opsnorth.io/scheduler/apis/ossa/v1.AgentDefinition":                     schema_scheduler_apis_ossa_v1_AgentDefinition(ref),
+		"opsnorth.io/scheduler/apis/ossa/v1.AgentList":                           schema_scheduler_apis_ossa_v1_AgentList(ref),
+		"opsnorth.io/scheduler/apis/ossa/v1.AgentMetadata":                       schema_scheduler_apis_ossa_v1_AgentMetadata(ref),
+		"opsnorth.io/scheduler/apis/ossa/v1.AgentRuntime":                        schema_scheduler_apis_ossa_v1_AgentRuntime(ref),
+		"opsnorth.io/scheduler/apis/ossa/v1.AgentSpec":                           schema_scheduler_apis_ossa_v1_AgentSpec(ref),
+		"opsnorth.io/scheduler/apis/ossa/v1.AgentStatus":                         schema_scheduler_apis_ossa_v1_AgentStatus(ref),
+		"opsnorth.io/scheduler/apis/ossa/v1.Auth":                                schema_scheduler_apis_ossa_v1_Auth(ref),
+		"opsnorth.io/scheduler/apis/ossa/v1.Capability":                          schema_scheduler_apis_ossa_v1_Capability(ref),
+		"opsnorth.io/scheduler/apis/ossa/v1.CapabilityExample":                   schema_scheduler_apis_ossa_v1_CapabilityExample(ref),
+		"opsnorth.io/scheduler/apis/ossa/v1.Dependencies":                        schema_scheduler_apis_ossa_v1_Dependencies(ref),
+		"opsnorth.io/scheduler/apis/ossa/v1.Endpoints":                           schema_scheduler_apis_ossa_v1_Endpoints(ref),
+		"opsnorth.io/scheduler/apis/ossa/v1.HealthCheck":                         schema_scheduler_apis_ossa_v1_HealthCheck(ref),
+		"opsnorth.io/scheduler/apis/ossa/v1.Integration":                         schema_scheduler_apis_ossa_v1_Integration(ref),
+		"opsnorth.io/scheduler/apis/ossa/v1.Monitoring":                          schema_scheduler_apis_ossa_v1_Monitoring(ref),
+		"opsnorth.io/scheduler/apis/ossa/v1.OptionalDependency":                  schema_scheduler_apis_ossa_v1_OptionalDependency(ref),
+		"opsnorth.io/scheduler/apis/ossa/v1.Policies":                            schema_scheduler_apis_ossa_v1_Policies(ref),
+		"opsnorth.io/scheduler/apis/ossa/v1.RateLimits":                          schema_scheduler_apis_ossa_v1_RateLimits(ref),
+		"opsnorth.io/scheduler/apis/ossa/v1.RequiredDependency":                  schema_scheduler_apis_ossa_v1_RequiredDependency(ref),
+		"opsnorth.io/scheduler/apis/ossa/v1.ResolvedDependency":                  schema_scheduler_apis_ossa_v1_ResolvedDependency(ref),
+		"opsnorth.io/scheduler/apis/ossa/v1.RetryPolicy":                         schema_scheduler_apis_ossa_v1_RetryPolicy(ref),
+		"opsnorth.io/scheduler/apis/ossa/v1.RuntimeRequirements":                 schema_scheduler_apis_ossa_v1_RuntimeRequirements(ref),
+		"opsnorth.io/scheduler/apis/ossa/v1.RuntimeResources":                    schema_scheduler_apis_ossa_v1_RuntimeResources(ref),
 		"opsnorth.io/scheduler/apis/scheduler/v1alpha1.AgentTask":                schema_scheduler_apis_scheduler_v1alpha1_AgentTask(ref),
 		"opsnorth.io/scheduler/apis/scheduler/v1alpha1.AgentTaskList":            schema_scheduler_apis_scheduler_v1alpha1_AgentTaskList(ref),
 		"opsnorth.io/scheduler/apis/scheduler/v1alpha1.AgentTaskSpec":            schema_scheduler_apis_scheduler_v1alpha1_AgentTaskSpec(ref),
@@ -17386,6 +17410,1325 @@ func schema_k8sio_apimachinery_pkg_version_Info(ref common.ReferenceCallback) co
 				Required: []string{"major", "minor", "gitVersion", "gitCommit", "gitTreeState", "buildDate", "goVersion", "compiler", "platform"},
 			},
 		},
+	}
+}
+
+func schema_scheduler_apis_ossa_v1_Agent(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "Agent runs an OSSA 1.0 agent as a long-lived workload: a Deployment of its runtime image, a Service on its port and a ConfigMap describing its capabilities, once the agents it depends on are ready.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(metav1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Spec is the agent's OSSA description and how many of it to run.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("opsnorth.io/scheduler/apis/ossa/v1.AgentSpec"),
+						},
+					},
+					"status": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Status is what runs.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("opsnorth.io/scheduler/apis/ossa/v1.AgentStatus"),
+						},
+					},
+				},
+				Required: []string{"spec"},
+			},
+		},
+		Dependencies: []string{
+			metav1.ObjectMeta{}.OpenAPIModelName(), "opsnorth.io/scheduler/apis/ossa/v1.AgentSpec", "opsnorth.io/scheduler/apis/ossa/v1.AgentStatus"},
+	}
+}
+
+func schema_scheduler_apis_ossa_v1_AgentAutoscaling(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "AgentAutoscaling bounds a HorizontalPodAutoscaler of the agent.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"minReplicas": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MinReplicas is the fewest copies the autoscaler keeps.",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"maxReplicas": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MaxReplicas is the most copies the autoscaler runs.",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"targetCPUUtilizationPercentage": {
+						SchemaProps: spec.SchemaProps{
+							Description: "TargetCPUUtilizationPercentage is the average CPU use, as a percentage of the requested CPU, the autoscaler aims for.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"targetMemoryUtilizationPercentage": {
+						SchemaProps: spec.SchemaProps{
+							Description: "TargetMemoryUtilizationPercentage is the average memory use, as a percentage of the requested memory, the autoscaler aims for.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+				},
+				Required: []string{"minReplicas", "maxReplicas"},
+			},
+		},
+	}
+}
+
+func schema_scheduler_apis_ossa_v1_AgentDefinition(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "AgentDefinition is OSSA 1.0's agent object.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"id": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ID identifies the agent among the agents it works with: a DNS label. Dependencies name it.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name is the agent's display name.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"version": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Version is the agent's semantic version (2.0.0), e.g. 1.4.0 or 2.0.0-rc.1.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"description": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Description says what the agent does.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"role": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Role is the agent's kind of work.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"tags": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Tags label the agent for discovery.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"runtime": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Runtime is what runs the agent and with what.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("opsnorth.io/scheduler/apis/ossa/v1.AgentRuntime"),
+						},
+					},
+					"capabilities": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"name",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Capabilities are what the agent can be asked to do; at least one.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("opsnorth.io/scheduler/apis/ossa/v1.Capability"),
+									},
+								},
+							},
+						},
+					},
+					"policies": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Policies are the compliance and data rules the agent follows.",
+							Ref:         ref("opsnorth.io/scheduler/apis/ossa/v1.Policies"),
+						},
+					},
+					"integration": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Integration is how other agents and clients reach it.",
+							Ref:         ref("opsnorth.io/scheduler/apis/ossa/v1.Integration"),
+						},
+					},
+					"monitoring": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Monitoring says what telemetry the agent emits.",
+							Ref:         ref("opsnorth.io/scheduler/apis/ossa/v1.Monitoring"),
+						},
+					},
+					"dependencies": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Dependencies are the agents it needs (required) or can use (optional).",
+							Ref:         ref("opsnorth.io/scheduler/apis/ossa/v1.Dependencies"),
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Metadata is about the agent's authorship and home.",
+							Ref:         ref("opsnorth.io/scheduler/apis/ossa/v1.AgentMetadata"),
+						},
+					},
+				},
+				Required: []string{"id", "name", "version", "role", "runtime", "capabilities"},
+			},
+		},
+		Dependencies: []string{
+			"opsnorth.io/scheduler/apis/ossa/v1.AgentMetadata", "opsnorth.io/scheduler/apis/ossa/v1.AgentRuntime", "opsnorth.io/scheduler/apis/ossa/v1.Capability", "opsnorth.io/scheduler/apis/ossa/v1.Dependencies", "opsnorth.io/scheduler/apis/ossa/v1.Integration", "opsnorth.io/scheduler/apis/ossa/v1.Monitoring", "opsnorth.io/scheduler/apis/ossa/v1.Policies"},
+	}
+}
+
+func schema_scheduler_apis_ossa_v1_AgentList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "AgentList is a list of Agents.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(metav1.ListMeta{}.OpenAPIModelName()),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Items are the Agents.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("opsnorth.io/scheduler/apis/ossa/v1.Agent"),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			metav1.ListMeta{}.OpenAPIModelName(), "opsnorth.io/scheduler/apis/ossa/v1.Agent"},
+	}
+}
+
+func schema_scheduler_apis_ossa_v1_AgentMetadata(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "AgentMetadata is OSSA 1.0's metadata object.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"author": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Author wrote the agent.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"maintainer": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Maintainer maintains it.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"homepage": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Homepage is its home page.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"repository": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Repository is its source repository.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"documentation": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Documentation is its documentation.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"license": {
+						SchemaProps: spec.SchemaProps{
+							Description: "License is its SPDX license identifier.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"keywords": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Keywords are search words.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_scheduler_apis_ossa_v1_AgentRuntime(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "AgentRuntime is OSSA 1.0's runtime object.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"type": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Type is where the agent runs.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"image": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Image is the agent's container image.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"command": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Command replaces the image's entrypoint.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"requirements": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Requirements are the language runtimes and packages the agent needs, for tools that build its image; the operator does not read them.",
+							Ref:         ref("opsnorth.io/scheduler/apis/ossa/v1.RuntimeRequirements"),
+						},
+					},
+					"resources": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Resources are what each copy of the agent is given.",
+							Ref:         ref("opsnorth.io/scheduler/apis/ossa/v1.RuntimeResources"),
+						},
+					},
+					"health_check": {
+						SchemaProps: spec.SchemaProps{
+							Description: "HealthCheck is how the agent's liveness and readiness are probed.",
+							Ref:         ref("opsnorth.io/scheduler/apis/ossa/v1.HealthCheck"),
+						},
+					},
+				},
+				Required: []string{"type"},
+			},
+		},
+		Dependencies: []string{
+			"opsnorth.io/scheduler/apis/ossa/v1.HealthCheck", "opsnorth.io/scheduler/apis/ossa/v1.RuntimeRequirements", "opsnorth.io/scheduler/apis/ossa/v1.RuntimeResources"},
+	}
+}
+
+func schema_scheduler_apis_ossa_v1_AgentSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "AgentSpec is an OSSA 1.0 document (ossaVersion and agent) and the workload fields OSSA has no place for.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"ossaVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "OSSAVersion is the OSSA schema version the agent follows; only \"1.0\".",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"agent": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Agent is the agent as the OSSA 1.0 schema describes it.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("opsnorth.io/scheduler/apis/ossa/v1.AgentDefinition"),
+						},
+					},
+					"replicas": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Replicas is how many copies of the agent run (not part of OSSA). kubectl scale changes it; with autoscaling, the autoscaler does, within its bounds, through the same scale subresource.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"autoscaling": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Autoscaling scales the agent on CPU and memory use (not part of OSSA).",
+							Ref:         ref("opsnorth.io/scheduler/apis/ossa/v1.AgentAutoscaling"),
+						},
+					},
+					"port": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Port is where the agent serves its protocol (not part of OSSA, whose only port is runtime.health_check.port); default that port, else 8080.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+				},
+				Required: []string{"ossaVersion", "agent"},
+			},
+		},
+		Dependencies: []string{
+			"opsnorth.io/scheduler/apis/ossa/v1.AgentAutoscaling", "opsnorth.io/scheduler/apis/ossa/v1.AgentDefinition"},
+	}
+}
+
+func schema_scheduler_apis_ossa_v1_AgentStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "AgentStatus is what runs.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"phase": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Phase summarizes the conditions.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"replicas": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Replicas is how many pods of the agent exist.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"readyReplicas": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ReadyReplicas is how many of them are ready.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"selector": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Selector is the label selector of the agent's pods (for kubectl scale and the autoscaler).",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"endpoint": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Endpoint is the agent's in-cluster URL.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"capabilityCount": {
+						SchemaProps: spec.SchemaProps{
+							Description: "CapabilityCount is how many capabilities the agent declares.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"dependencies": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"agentId",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Dependencies are the agents this one depends on, as resolved.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("opsnorth.io/scheduler/apis/ossa/v1.ResolvedDependency"),
+									},
+								},
+							},
+						},
+					},
+					"observedGeneration": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ObservedGeneration is the generation the status describes.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"conditions": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"type",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Conditions are Ready, Reconciling, Stalled and DependenciesReady.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(metav1.Condition{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			metav1.Condition{}.OpenAPIModelName(), "opsnorth.io/scheduler/apis/ossa/v1.ResolvedDependency"},
+	}
+}
+
+func schema_scheduler_apis_ossa_v1_Auth(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "Auth is OSSA 1.0's integration.auth.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"type": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Type is the authentication scheme.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"config": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Config are the scheme's settings (issuer, audience, header name...).",
+							Type:        []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"type"},
+			},
+		},
+	}
+}
+
+func schema_scheduler_apis_ossa_v1_Capability(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "Capability is one thing an agent can be asked to do (OSSA 1.0's capabilities[]). Its input and output schemas are each a JSON Schema object or the URI of one; a CRD schema cannot say \"object or string\", so they are kept as given and the manager checks them, naming the capability in a condition.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name identifies the capability within the agent.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"description": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Description says what it does.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"input_schema": {
+						SchemaProps: spec.SchemaProps{
+							Description: "InputSchema is the JSON Schema of its input (an object), or its URI (a string).",
+							Ref:         ref(runtime.RawExtension{}.OpenAPIModelName()),
+						},
+					},
+					"output_schema": {
+						SchemaProps: spec.SchemaProps{
+							Description: "OutputSchema is the JSON Schema of its output (an object), or its URI (a string).",
+							Ref:         ref(runtime.RawExtension{}.OpenAPIModelName()),
+						},
+					},
+					"examples": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Examples show inputs and the outputs they give.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("opsnorth.io/scheduler/apis/ossa/v1.CapabilityExample"),
+									},
+								},
+							},
+						},
+					},
+					"timeout_seconds": {
+						SchemaProps: spec.SchemaProps{
+							Description: "TimeoutSeconds is how long one call may take.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"retry_policy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "RetryPolicy is how a failed call is retried.",
+							Ref:         ref("opsnorth.io/scheduler/apis/ossa/v1.RetryPolicy"),
+						},
+					},
+				},
+				Required: []string{"name", "description", "input_schema", "output_schema"},
+			},
+		},
+		Dependencies: []string{
+			runtime.RawExtension{}.OpenAPIModelName(), "opsnorth.io/scheduler/apis/ossa/v1.CapabilityExample", "opsnorth.io/scheduler/apis/ossa/v1.RetryPolicy"},
+	}
+}
+
+func schema_scheduler_apis_ossa_v1_CapabilityExample(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "CapabilityExample is one example call of a capability.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name names the example.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"input": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Input is the example's input.",
+							Ref:         ref(runtime.RawExtension{}.OpenAPIModelName()),
+						},
+					},
+					"output": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Output is what that input gives.",
+							Ref:         ref(runtime.RawExtension{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			runtime.RawExtension{}.OpenAPIModelName()},
+	}
+}
+
+func schema_scheduler_apis_ossa_v1_Dependencies(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "Dependencies is OSSA 1.0's dependencies object.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"required": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"agent_id",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Required are the agents that must be Ready, at a version within range, before this one runs.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("opsnorth.io/scheduler/apis/ossa/v1.RequiredDependency"),
+									},
+								},
+							},
+						},
+					},
+					"optional": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"agent_id",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Optional are agents it uses when present.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("opsnorth.io/scheduler/apis/ossa/v1.OptionalDependency"),
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			"opsnorth.io/scheduler/apis/ossa/v1.OptionalDependency", "opsnorth.io/scheduler/apis/ossa/v1.RequiredDependency"},
+	}
+}
+
+func schema_scheduler_apis_ossa_v1_Endpoints(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "Endpoints is OSSA 1.0's integration.endpoints.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"base_url": {
+						SchemaProps: spec.SchemaProps{
+							Description: "BaseURL is where the agent is reached outside the cluster, if anywhere.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"health": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Health is the path of its health endpoint.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metrics": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Metrics is the path of its Prometheus metrics.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"openapi": {
+						SchemaProps: spec.SchemaProps{
+							Description: "OpenAPI is the path or URL of its OpenAPI document.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_scheduler_apis_ossa_v1_HealthCheck(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "HealthCheck is OSSA 1.0's runtime.health_check.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"type": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Type is how the agent is probed.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"endpoint": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Endpoint is the HTTP path of an http check, e.g. /health.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"port": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Port is the port of an http or tcp check.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"command": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Command is the command of an exec check.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"initial_delay_seconds": {
+						SchemaProps: spec.SchemaProps{
+							Description: "InitialDelaySeconds is how long after start the first probe runs.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"period_seconds": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PeriodSeconds is how often it runs.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"timeout_seconds": {
+						SchemaProps: spec.SchemaProps{
+							Description: "TimeoutSeconds is how long one probe may take.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"failure_threshold": {
+						SchemaProps: spec.SchemaProps{
+							Description: "FailureThreshold is how many failed probes in a row make the agent unhealthy.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+				},
+				Required: []string{"type"},
+			},
+		},
+	}
+}
+
+func schema_scheduler_apis_ossa_v1_Integration(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "Integration is OSSA 1.0's integration object.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"protocol": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Protocol is how clients talk to the agent.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"endpoints": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Endpoints are the agent's URLs and paths.",
+							Ref:         ref("opsnorth.io/scheduler/apis/ossa/v1.Endpoints"),
+						},
+					},
+					"auth": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Auth is how clients authenticate. Config must not hold secrets: name a Secret instead.",
+							Ref:         ref("opsnorth.io/scheduler/apis/ossa/v1.Auth"),
+						},
+					},
+					"rate_limits": {
+						SchemaProps: spec.SchemaProps{
+							Description: "RateLimits bound the calls the agent accepts.",
+							Ref:         ref("opsnorth.io/scheduler/apis/ossa/v1.RateLimits"),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			"opsnorth.io/scheduler/apis/ossa/v1.Auth", "opsnorth.io/scheduler/apis/ossa/v1.Endpoints", "opsnorth.io/scheduler/apis/ossa/v1.RateLimits"},
+	}
+}
+
+func schema_scheduler_apis_ossa_v1_Monitoring(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "Monitoring is OSSA 1.0's monitoring object.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"traces": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Traces says the agent emits traces.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"metrics": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Metrics says it serves Prometheus metrics (a ServiceMonitor scrapes them where prometheus-operator is installed).",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"logs": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Logs says it emits structured logs.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"health_check": {
+						SchemaProps: spec.SchemaProps{
+							Description: "HealthCheck is the URI of its health endpoint.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_scheduler_apis_ossa_v1_OptionalDependency(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "OptionalDependency is one agent this one can use.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"agent_id": {
+						SchemaProps: spec.SchemaProps{
+							Description: "AgentID is the id of the agent, in this namespace.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"fallback": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Fallback is what the agent does without it.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"agent_id"},
+			},
+		},
+	}
+}
+
+func schema_scheduler_apis_ossa_v1_Policies(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "Policies is OSSA 1.0's policies object.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"compliance": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "set",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Compliance are the frameworks the agent complies with.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"data_residency": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "DataResidency are the regions its data may stay in.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"encryption": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Encryption says its data is encrypted in transit and at rest.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"audit": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Audit says its actions are logged for audit.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"pii_handling": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PIIHandling is what it does with personal data.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_scheduler_apis_ossa_v1_RateLimits(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "RateLimits is OSSA 1.0's integration.rate_limits.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"requests_per_second": {
+						SchemaProps: spec.SchemaProps{
+							Description: "RequestsPerSecond is the sustained rate per second.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"requests_per_minute": {
+						SchemaProps: spec.SchemaProps{
+							Description: "RequestsPerMinute is the sustained rate per minute.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"burst": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Burst is how many calls may come at once.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_scheduler_apis_ossa_v1_RequiredDependency(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "RequiredDependency is one agent this one needs.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"agent_id": {
+						SchemaProps: spec.SchemaProps{
+							Description: "AgentID is the id of the agent, in this namespace.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"min_version": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MinVersion is the lowest version that will do (inclusive).",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"max_version": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MaxVersion is the highest version that will do (inclusive), if any.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"agent_id", "min_version"},
+			},
+		},
+	}
+}
+
+func schema_scheduler_apis_ossa_v1_ResolvedDependency(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ResolvedDependency is one dependency and the agent that meets it.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"agentId": {
+						SchemaProps: spec.SchemaProps{
+							Description: "AgentID is the id the dependency names.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"agent": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Agent is the name of the Agent in the namespace with that id, if any.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"version": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Version is that agent's version.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"optional": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Optional is true for an optional dependency (it only annotates status).",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"ready": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Ready is true when that agent is Ready at a version within the range.",
+							Default:     false,
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"message": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Message says why it is not ready, or the fallback an optional one uses.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"agentId", "ready"},
+			},
+		},
+	}
+}
+
+func schema_scheduler_apis_ossa_v1_RetryPolicy(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "RetryPolicy is OSSA 1.0's capability retry_policy.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"max_attempts": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MaxAttempts is how many times a call is tried in all.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"backoff": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Backoff is how the wait between attempts grows.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_scheduler_apis_ossa_v1_RuntimeRequirements(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "RuntimeRequirements are OSSA 1.0's runtime.requirements.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"python": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Python is the Python version the agent needs, e.g. \">=3.11\".",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"node": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Node is the Node.js version the agent needs.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"packages": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Packages are the packages the agent needs.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_scheduler_apis_ossa_v1_RuntimeResources(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "RuntimeResources are OSSA 1.0's runtime.resources: the request (and limit) of each copy.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"cpu": {
+						SchemaProps: spec.SchemaProps{
+							Description: "CPU in cores, e.g. 500m.",
+							Ref:         ref(resource.Quantity{}.OpenAPIModelName()),
+						},
+					},
+					"memory": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Memory in bytes, e.g. 512Mi.",
+							Ref:         ref(resource.Quantity{}.OpenAPIModelName()),
+						},
+					},
+					"gpu": {
+						SchemaProps: spec.SchemaProps{
+							Description: "GPU asks for one GPU (nvidia.com/gpu) per copy.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			resource.Quantity{}.OpenAPIModelName()},
 	}
 }
 

@@ -27,6 +27,7 @@ func TestCRDsEstablished(t *testing.T) {
 		{name: "deploymenttemplates.scheduler.opsnorth.io", shortName: "udt"},
 		{name: "agenttasks.scheduler.opsnorth.io", shortName: "at"},
 		{name: "workflows.scheduler.opsnorth.io", shortName: "wf"},
+		{name: "agents.ossa.ai", shortName: "agt"},
 		{name: "ingressroutes.traefik.io"},
 		{name: "externalsecrets.external-secrets.io"},
 		{name: "servicemonitors.monitoring.coreos.com"},

@@ -284,6 +284,18 @@ var schemaYAML = typed.YAMLObject(`types:
         scalar: numeric
 - name: Quantity.resource.api.pkg.apimachinery.k8s.io
   scalar: string
+- name: RawExtension.runtime.pkg.apimachinery.k8s.io
+  map:
+    elementType:
+      scalar: untyped
+      list:
+        elementType:
+          namedType: __untyped_atomic_
+        elementRelationship: atomic
+      map:
+        elementType:
+          namedType: __untyped_deduced_
+        elementRelationship: separable
 - name: TCPSocketAction.v1.core.api.k8s.io
   map:
     fields:
@@ -295,6 +307,478 @@ var schemaYAML = typed.YAMLObject(`types:
         namedType: IntOrString.intstr.util.pkg.apimachinery.k8s.io
 - name: Time.v1.meta.apis.pkg.apimachinery.k8s.io
   scalar: untyped
+- name: io.opsnorth.scheduler.apis.ossa.v1.Agent
+  map:
+    fields:
+    - name: apiVersion
+      type:
+        scalar: string
+    - name: kind
+      type:
+        scalar: string
+    - name: metadata
+      type:
+        namedType: ObjectMeta.v1.meta.apis.pkg.apimachinery.k8s.io
+      default: {}
+    - name: spec
+      type:
+        namedType: io.opsnorth.scheduler.apis.ossa.v1.AgentSpec
+      default: {}
+    - name: status
+      type:
+        namedType: io.opsnorth.scheduler.apis.ossa.v1.AgentStatus
+      default: {}
+- name: io.opsnorth.scheduler.apis.ossa.v1.AgentAutoscaling
+  map:
+    fields:
+    - name: maxReplicas
+      type:
+        scalar: numeric
+      default: 0
+    - name: minReplicas
+      type:
+        scalar: numeric
+      default: 0
+    - name: targetCPUUtilizationPercentage
+      type:
+        scalar: numeric
+    - name: targetMemoryUtilizationPercentage
+      type:
+        scalar: numeric
+- name: io.opsnorth.scheduler.apis.ossa.v1.AgentDefinition
+  map:
+    fields:
+    - name: capabilities
+      type:
+        list:
+          elementType:
+            namedType: io.opsnorth.scheduler.apis.ossa.v1.Capability
+          elementRelationship: associative
+          keys:
+          - name
+    - name: dependencies
+      type:
+        namedType: io.opsnorth.scheduler.apis.ossa.v1.Dependencies
+    - name: description
+      type:
+        scalar: string
+    - name: id
+      type:
+        scalar: string
+      default: ""
+    - name: integration
+      type:
+        namedType: io.opsnorth.scheduler.apis.ossa.v1.Integration
+    - name: metadata
+      type:
+        namedType: io.opsnorth.scheduler.apis.ossa.v1.AgentMetadata
+    - name: monitoring
+      type:
+        namedType: io.opsnorth.scheduler.apis.ossa.v1.Monitoring
+    - name: name
+      type:
+        scalar: string
+      default: ""
+    - name: policies
+      type:
+        namedType: io.opsnorth.scheduler.apis.ossa.v1.Policies
+    - name: role
+      type:
+        scalar: string
+      default: ""
+    - name: runtime
+      type:
+        namedType: io.opsnorth.scheduler.apis.ossa.v1.AgentRuntime
+      default: {}
+    - name: tags
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+    - name: version
+      type:
+        scalar: string
+      default: ""
+- name: io.opsnorth.scheduler.apis.ossa.v1.AgentMetadata
+  map:
+    fields:
+    - name: author
+      type:
+        scalar: string
+    - name: documentation
+      type:
+        scalar: string
+    - name: homepage
+      type:
+        scalar: string
+    - name: keywords
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+    - name: license
+      type:
+        scalar: string
+    - name: maintainer
+      type:
+        scalar: string
+    - name: repository
+      type:
+        scalar: string
+- name: io.opsnorth.scheduler.apis.ossa.v1.AgentRuntime
+  map:
+    fields:
+    - name: command
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+    - name: health_check
+      type:
+        namedType: io.opsnorth.scheduler.apis.ossa.v1.HealthCheck
+    - name: image
+      type:
+        scalar: string
+    - name: requirements
+      type:
+        namedType: io.opsnorth.scheduler.apis.ossa.v1.RuntimeRequirements
+    - name: resources
+      type:
+        namedType: io.opsnorth.scheduler.apis.ossa.v1.RuntimeResources
+    - name: type
+      type:
+        scalar: string
+      default: ""
+- name: io.opsnorth.scheduler.apis.ossa.v1.AgentSpec
+  map:
+    fields:
+    - name: agent
+      type:
+        namedType: io.opsnorth.scheduler.apis.ossa.v1.AgentDefinition
+      default: {}
+    - name: autoscaling
+      type:
+        namedType: io.opsnorth.scheduler.apis.ossa.v1.AgentAutoscaling
+    - name: ossaVersion
+      type:
+        scalar: string
+      default: ""
+    - name: port
+      type:
+        scalar: numeric
+    - name: replicas
+      type:
+        scalar: numeric
+- name: io.opsnorth.scheduler.apis.ossa.v1.AgentStatus
+  map:
+    fields:
+    - name: capabilityCount
+      type:
+        scalar: numeric
+    - name: conditions
+      type:
+        list:
+          elementType:
+            namedType: Condition.v1.meta.apis.pkg.apimachinery.k8s.io
+          elementRelationship: associative
+          keys:
+          - type
+    - name: dependencies
+      type:
+        list:
+          elementType:
+            namedType: io.opsnorth.scheduler.apis.ossa.v1.ResolvedDependency
+          elementRelationship: associative
+          keys:
+          - agentId
+    - name: endpoint
+      type:
+        scalar: string
+    - name: observedGeneration
+      type:
+        scalar: numeric
+    - name: phase
+      type:
+        scalar: string
+    - name: readyReplicas
+      type:
+        scalar: numeric
+    - name: replicas
+      type:
+        scalar: numeric
+    - name: selector
+      type:
+        scalar: string
+- name: io.opsnorth.scheduler.apis.ossa.v1.Auth
+  map:
+    fields:
+    - name: config
+      type:
+        map:
+          elementType:
+            scalar: string
+    - name: type
+      type:
+        scalar: string
+      default: ""
+- name: io.opsnorth.scheduler.apis.ossa.v1.Capability
+  map:
+    fields:
+    - name: description
+      type:
+        scalar: string
+      default: ""
+    - name: examples
+      type:
+        list:
+          elementType:
+            namedType: io.opsnorth.scheduler.apis.ossa.v1.CapabilityExample
+          elementRelationship: atomic
+    - name: input_schema
+      type:
+        namedType: RawExtension.runtime.pkg.apimachinery.k8s.io
+    - name: name
+      type:
+        scalar: string
+      default: ""
+    - name: output_schema
+      type:
+        namedType: RawExtension.runtime.pkg.apimachinery.k8s.io
+    - name: retry_policy
+      type:
+        namedType: io.opsnorth.scheduler.apis.ossa.v1.RetryPolicy
+    - name: timeout_seconds
+      type:
+        scalar: numeric
+- name: io.opsnorth.scheduler.apis.ossa.v1.CapabilityExample
+  map:
+    fields:
+    - name: input
+      type:
+        namedType: RawExtension.runtime.pkg.apimachinery.k8s.io
+    - name: name
+      type:
+        scalar: string
+    - name: output
+      type:
+        namedType: RawExtension.runtime.pkg.apimachinery.k8s.io
+- name: io.opsnorth.scheduler.apis.ossa.v1.Dependencies
+  map:
+    fields:
+    - name: optional
+      type:
+        list:
+          elementType:
+            namedType: io.opsnorth.scheduler.apis.ossa.v1.OptionalDependency
+          elementRelationship: associative
+          keys:
+          - agent_id
+    - name: required
+      type:
+        list:
+          elementType:
+            namedType: io.opsnorth.scheduler.apis.ossa.v1.RequiredDependency
+          elementRelationship: associative
+          keys:
+          - agent_id
+- name: io.opsnorth.scheduler.apis.ossa.v1.Endpoints
+  map:
+    fields:
+    - name: base_url
+      type:
+        scalar: string
+    - name: health
+      type:
+        scalar: string
+    - name: metrics
+      type:
+        scalar: string
+    - name: openapi
+      type:
+        scalar: string
+- name: io.opsnorth.scheduler.apis.ossa.v1.HealthCheck
+  map:
+    fields:
+    - name: command
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+    - name: endpoint
+      type:
+        scalar: string
+    - name: failure_threshold
+      type:
+        scalar: numeric
+    - name: initial_delay_seconds
+      type:
+        scalar: numeric
+    - name: period_seconds
+      type:
+        scalar: numeric
+    - name: port
+      type:
+        scalar: numeric
+    - name: timeout_seconds
+      type:
+        scalar: numeric
+    - name: type
+      type:
+        scalar: string
+      default: ""
+- name: io.opsnorth.scheduler.apis.ossa.v1.Integration
+  map:
+    fields:
+    - name: auth
+      type:
+        namedType: io.opsnorth.scheduler.apis.ossa.v1.Auth
+    - name: endpoints
+      type:
+        namedType: io.opsnorth.scheduler.apis.ossa.v1.Endpoints
+    - name: protocol
+      type:
+        scalar: string
+    - name: rate_limits
+      type:
+        namedType: io.opsnorth.scheduler.apis.ossa.v1.RateLimits
+- name: io.opsnorth.scheduler.apis.ossa.v1.Monitoring
+  map:
+    fields:
+    - name: health_check
+      type:
+        scalar: string
+    - name: logs
+      type:
+        scalar: boolean
+    - name: metrics
+      type:
+        scalar: boolean
+    - name: traces
+      type:
+        scalar: boolean
+- name: io.opsnorth.scheduler.apis.ossa.v1.OptionalDependency
+  map:
+    fields:
+    - name: agent_id
+      type:
+        scalar: string
+      default: ""
+    - name: fallback
+      type:
+        scalar: string
+- name: io.opsnorth.scheduler.apis.ossa.v1.Policies
+  map:
+    fields:
+    - name: audit
+      type:
+        scalar: boolean
+    - name: compliance
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: associative
+    - name: data_residency
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+    - name: encryption
+      type:
+        scalar: boolean
+    - name: pii_handling
+      type:
+        scalar: string
+- name: io.opsnorth.scheduler.apis.ossa.v1.RateLimits
+  map:
+    fields:
+    - name: burst
+      type:
+        scalar: numeric
+    - name: requests_per_minute
+      type:
+        scalar: numeric
+    - name: requests_per_second
+      type:
+        scalar: numeric
+- name: io.opsnorth.scheduler.apis.ossa.v1.RequiredDependency
+  map:
+    fields:
+    - name: agent_id
+      type:
+        scalar: string
+      default: ""
+    - name: max_version
+      type:
+        scalar: string
+    - name: min_version
+      type:
+        scalar: string
+      default: ""
+- name: io.opsnorth.scheduler.apis.ossa.v1.ResolvedDependency
+  map:
+    fields:
+    - name: agent
+      type:
+        scalar: string
+    - name: agentId
+      type:
+        scalar: string
+      default: ""
+    - name: message
+      type:
+        scalar: string
+    - name: optional
+      type:
+        scalar: boolean
+    - name: ready
+      type:
+        scalar: boolean
+      default: false
+    - name: version
+      type:
+        scalar: string
+- name: io.opsnorth.scheduler.apis.ossa.v1.RetryPolicy
+  map:
+    fields:
+    - name: backoff
+      type:
+        scalar: string
+    - name: max_attempts
+      type:
+        scalar: numeric
+- name: io.opsnorth.scheduler.apis.ossa.v1.RuntimeRequirements
+  map:
+    fields:
+    - name: node
+      type:
+        scalar: string
+    - name: packages
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+    - name: python
+      type:
+        scalar: string
+- name: io.opsnorth.scheduler.apis.ossa.v1.RuntimeResources
+  map:
+    fields:
+    - name: cpu
+      type:
+        namedType: Quantity.resource.api.pkg.apimachinery.k8s.io
+    - name: gpu
+      type:
+        scalar: boolean
+    - name: memory
+      type:
+        namedType: Quantity.resource.api.pkg.apimachinery.k8s.io
 - name: io.opsnorth.scheduler.apis.scheduler.v1alpha1.AgentTask
   map:
     fields:

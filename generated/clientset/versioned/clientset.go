@@ -25,18 +25,26 @@ import (
 	discovery "k8s.io/client-go/discovery"
 	rest "k8s.io/client-go/rest"
 	flowcontrol "k8s.io/client-go/util/flowcontrol"
+	ossav1 "opsnorth.io/scheduler/generated/clientset/versioned/typed/ossa/v1"
 	schedulerv1alpha1 "opsnorth.io/scheduler/generated/clientset/versioned/typed/scheduler/v1alpha1"
 )
 
 type Interface interface {
 	Discovery() discovery.DiscoveryInterfaces
+	OssaV1() ossav1.OssaV1Interface
 	SchedulerV1alpha1() schedulerv1alpha1.SchedulerV1alpha1Interface
 }
 
 // Clientset contains the clients for groups.
 type Clientset struct {
 	*discovery.DiscoveryClient
+	ossaV1            *ossav1.OssaV1Client
 	schedulerV1alpha1 *schedulerv1alpha1.SchedulerV1alpha1Client
+}
+
+// OssaV1 retrieves the OssaV1Client
+func (c *Clientset) OssaV1() ossav1.OssaV1Interface {
+	return c.ossaV1
 }
 
 // SchedulerV1alpha1 retrieves the SchedulerV1alpha1Client
@@ -88,6 +96,10 @@ func NewForConfigAndClient(c *rest.Config, httpClient *http.Client) (*Clientset,
 
 	var cs Clientset
 	var err error
+	cs.ossaV1, err = ossav1.NewForConfigAndClient(&configShallowCopy, httpClient)
+	if err != nil {
+		return nil, err
+	}
 	cs.schedulerV1alpha1, err = schedulerv1alpha1.NewForConfigAndClient(&configShallowCopy, httpClient)
 	if err != nil {
 		return nil, err
@@ -113,6 +125,7 @@ func NewForConfigOrDie(c *rest.Config) *Clientset {
 // New creates a new Clientset for the given RESTClient.
 func New(c rest.Interface) *Clientset {
 	var cs Clientset
+	cs.ossaV1 = ossav1.New(c)
 	cs.schedulerV1alpha1 = schedulerv1alpha1.New(c)
 
 	cs.DiscoveryClient = discovery.NewDiscoveryClient(c)

@@ -31,6 +31,7 @@ import (
 	cache "k8s.io/client-go/tools/cache"
 	versioned "opsnorth.io/scheduler/generated/clientset/versioned"
 	internalinterfaces "opsnorth.io/scheduler/generated/informers/externalversions/internalinterfaces"
+	ossa "opsnorth.io/scheduler/generated/informers/externalversions/ossa"
 	scheduler "opsnorth.io/scheduler/generated/informers/externalversions/scheduler"
 )
 
@@ -325,7 +326,12 @@ type SharedInformerFactory interface {
 	// client.
 	InformerFor(obj runtime.Object, newFunc internalinterfaces.NewInformerFunc) cache.SharedIndexInformer
 
+	Ossa() ossa.Interface
 	Scheduler() scheduler.Interface
+}
+
+func (f *sharedInformerFactory) Ossa() ossa.Interface {
+	return ossa.New(f, f.namespace, f.tweakListOptions)
 }
 
 func (f *sharedInformerFactory) Scheduler() scheduler.Interface {

@@ -23,6 +23,7 @@ import (
 
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
 	cache "k8s.io/client-go/tools/cache"
+	v1 "opsnorth.io/scheduler/apis/ossa/v1"
 	v1alpha1 "opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 )
 
@@ -52,7 +53,11 @@ func (f *genericInformer) Lister() cache.GenericLister {
 // TODO extend this to unknown resources with a client pool
 func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource) (GenericInformer, error) {
 	switch resource {
-	// Group=scheduler.opsnorth.io, Version=v1alpha1
+	// Group=ossa.ai, Version=v1
+	case v1.SchemeGroupVersion.WithResource("agents"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Ossa().V1().Agents().Informer()}, nil
+
+		// Group=scheduler.opsnorth.io, Version=v1alpha1
 	case v1alpha1.SchemeGroupVersion.WithResource("agenttasks"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Scheduler().V1alpha1().AgentTasks().Informer()}, nil
 	case v1alpha1.SchemeGroupVersion.WithResource("deploymenttemplates"):

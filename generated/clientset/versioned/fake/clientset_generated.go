@@ -27,6 +27,8 @@ import (
 	"k8s.io/client-go/testing"
 	applyconfiguration "opsnorth.io/scheduler/generated/applyconfiguration"
 	clientset "opsnorth.io/scheduler/generated/clientset/versioned"
+	ossav1 "opsnorth.io/scheduler/generated/clientset/versioned/typed/ossa/v1"
+	fakeossav1 "opsnorth.io/scheduler/generated/clientset/versioned/typed/ossa/v1/fake"
 	schedulerv1alpha1 "opsnorth.io/scheduler/generated/clientset/versioned/typed/scheduler/v1alpha1"
 	fakeschedulerv1alpha1 "opsnorth.io/scheduler/generated/clientset/versioned/typed/scheduler/v1alpha1/fake"
 )
@@ -135,6 +137,11 @@ var (
 	_ clientset.Interface = &Clientset{}
 	_ testing.FakeClient  = &Clientset{}
 )
+
+// OssaV1 retrieves the OssaV1Client
+func (c *Clientset) OssaV1() ossav1.OssaV1Interface {
+	return &fakeossav1.FakeOssaV1{Fake: &c.Fake}
+}
 
 // SchedulerV1alpha1 retrieves the SchedulerV1alpha1Client
 func (c *Clientset) SchedulerV1alpha1() schedulerv1alpha1.SchedulerV1alpha1Interface {
