@@ -1,0 +1,133 @@
+package deployments
+
+import (
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"opsnorth.io/scheduler/pkg/labelkeys"
+)
+
+// Fixtures of the blocked-rollout tests (blocked_test.go, rollout_cache_test.go).
+
+// podWrapper builds the pods of the tests as the scheduler and kubelet
+// leave them.
+type podWrapper struct{ corev1.Pod }
+
+func makePod(name string) *podWrapper {
+	return &podWrapper{corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "user-u1",
+			Labels: map[string]string{labelkeys.UserDeployment: "apps.shop", labelkeys.Service: "web", "extra": "dropped"}},
+		Spec:   corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "ghcr.io/opsnorth/web:1"}}},
+		Status: corev1.PodStatus{Phase: corev1.PodPending},
+	}}
+}
+
+func (p *podWrapper) unschedulable(msg string) *podWrapper {
+	p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: corev1.PodScheduled,
+		Status: corev1.ConditionFalse, Reason: "Unschedulable", Message: msg, LastTransitionTime: metav1.Now()})
+	return p
+}
+
+func (p *podWrapper) container(cs corev1.ContainerStatus) *podWrapper {
+	if cs.Name == "" {
+		cs.Name = "web"
+	}
+	cs.Image, cs.ImageID, cs.ContainerID = "ghcr.io/opsnorth/web:1", "sha256:abc", "containerd://123"
+	p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, cs)
+	return p
+}
+
+func (p *podWrapper) waiting(reason, msg string) *podWrapper {
+	return p.container(corev1.ContainerStatus{State: corev1.ContainerState{
+		Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: msg}}})
+}
+
+func (p *podWrapper) initWaiting(reason, msg string) *podWrapper {
+	p.Status.InitContainerStatuses = append(p.Status.InitContainerStatuses, corev1.ContainerStatus{Name: "migrate",
+		State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: msg}}})
+	return p
+}
+
+func (p *podWrapper) running(ready bool) *podWrapper {
+	p.Status.Phase = corev1.PodRunning
+	return p.container(corev1.ContainerStatus{Ready: ready, Started: ptr.To(true),
+		State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}}})
+}
+
+// crashed: the container exited with code and reason and was restarted;
+// state is its state since (waiting in CrashLoopBackOff, running, exited).
+func (p *podWrapper) crashed(restarts int32, code int32, reason, msg string, state corev1.ContainerState) *podWrapper {
+	p.Status.Phase = corev1.PodRunning
+	return p.container(corev1.ContainerStatus{RestartCount: restarts, State: state,
+		LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+			ExitCode: code, Reason: reason, Message: msg, StartedAt: metav1.Now(), FinishedAt: metav1.Now()}}})
+}
+
+func (p *podWrapper) deleting() *podWrapper {
+	p.DeletionTimestamp = ptr.To(metav1.Now())
+	return p
+}
+
+func (p *podWrapper) phase(phase corev1.PodPhase) *podWrapper {
+	p.Status.Phase = phase
+	return p
+}
+
+func (p *podWrapper) obj() *corev1.Pod { return &p.Pod }
+
+var backOff = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff",
+	Message: "back-off 40s restarting failed container=web pod=shop-web-5d9c7-aaaaa_user-u1(uid)"}}
+
+// deploymentWrapper builds a service's Deployment as the Deployment
+// controller reports it.
+type deploymentWrapper struct{ appsv1.Deployment }
+
+func makeDeployment() *deploymentWrapper {
+	return &deploymentWrapper{appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "shop-web", Namespace: "user-u1", Generation: 2},
+		Status:     appsv1.DeploymentStatus{ObservedGeneration: 2},
+	}}
+}
+
+func (d *deploymentWrapper) condition(t appsv1.DeploymentConditionType, s corev1.ConditionStatus, reason, msg string) *deploymentWrapper {
+	d.Status.Conditions = append(d.Status.Conditions, appsv1.DeploymentCondition{Type: t, Status: s, Reason: reason, Message: msg})
+	return d
+}
+
+func (d *deploymentWrapper) replicaFailure(msg string) *deploymentWrapper {
+	return d.condition(appsv1.DeploymentReplicaFailure, corev1.ConditionTrue, "FailedCreate", msg)
+}
+
+func (d *deploymentWrapper) deadline() *deploymentWrapper {
+	return d.condition(appsv1.DeploymentProgressing, corev1.ConditionFalse, "ProgressDeadlineExceeded",
+		`ReplicaSet "shop-web-5d9c7" has timed out progressing.`)
+}
+
+// stale: the status is about the spec before the current one.
+func (d *deploymentWrapper) stale() *deploymentWrapper {
+	d.Status.ObservedGeneration = 1
+	return d
+}
+
+func (d *deploymentWrapper) obj() *appsv1.Deployment { return &d.Deployment }
+
+func claim(phase corev1.PersistentVolumeClaimPhase, class *string, ev *corev1.Event) claimState {
+	return claimState{Name: "shop-web-data", Event: ev, Claim: &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: "shop-web-data", UID: "claim-uid"},
+		Spec:       corev1.PersistentVolumeClaimSpec{StorageClassName: class, VolumeName: "pv-1"},
+		Status:     corev1.PersistentVolumeClaimStatus{Phase: phase},
+	}}
+}
+
+func claimEvent(typ, reason, msg string) *corev1.Event {
+	return &corev1.Event{Type: typ, Reason: reason, Message: msg, InvolvedObject: corev1.ObjectReference{Name: "shop-web-data", UID: "claim-uid"}}
+}
+
+const (
+	quotaMsg = `pods "shop-web-5d9c7-x2x8k" is forbidden: exceeded quota: opsnorth-tier, requested: pods=1, used: pods=50, limited: pods=50`
+	psaMsg   = `pods "shop-web-5d9c7-x2x8k" is forbidden: violates PodSecurity "restricted:latest": allowPrivilegeEscalation != false (container "web" must set securityContext.allowPrivilegeEscalation=false)`
+	schedMsg = "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
+	pullMsg  = `rpc error: code = NotFound desc = failed to pull and unpack image "ghcr.io/opsnorth/web:1": not found`
+)
