@@ -35,13 +35,15 @@ type Reconciler struct {
 	reader      *childReader
 	deployments appslisters.DeploymentLister // the cached Deployments of reader
 	rollouts    *rollouts                    // pods, claims and claim events, for what blocks a rollout
-	apply       *applier
-	bindings    *tenancy.Bindings
-	clientset   versioned.Interface
-	informers   *manager.SchedulerInformers
-	udInformers []toolscache.SharedIndexInformer
-	templates   schedlisters.DeploymentTemplateLister
-	recorder    events.EventRecorder
+	// running and deleting are the reconcile's checklists (buildPhases).
+	running, deleting []manager.Phase[*scope]
+	apply             *applier
+	bindings          *tenancy.Bindings
+	clientset         versioned.Interface
+	informers         *manager.SchedulerInformers
+	udInformers       []toolscache.SharedIndexInformer
+	templates         schedlisters.DeploymentTemplateLister
+	recorder          events.EventRecorder
 	// settling holds, by namespace, when a release first counted objects
 	// of others in it (see countForeign).
 	settling sync.Map
@@ -89,17 +91,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	s := &scope{ud: cached.DeepCopy(), status: *cached.Status.DeepCopy()}
 	s.status.Namespace = render.UserNamespace(r.cfg.NamespacePrefix, s.ud.Spec.UserID)
 
-	var phases []manager.Phase[*scope]
-	named := phaseMetrics.Named
+	phases := r.running
 	if s.ud.DeletionTimestamp != nil || s.ud.Spec.DesiredState == v1alpha1.DesiredDeleted {
-		phases = []manager.Phase[*scope]{named("deleteChildren", r.deleteChildren), named("releaseNamespace", r.releaseNamespace),
-			named("markDeleted", r.markDeleted), named("removeFinalizer", r.removeFinalizer)}
-	} else {
-		phases = []manager.Phase[*scope]{named("ensureFinalizer", r.ensureFinalizer), named("checkTenant", r.checkTenant),
-			named("resolveTemplate", r.resolveTemplate), named("resolveTier", r.resolveTier), named("checkSecrets", r.checkSecrets),
-			named("checkDependencies", r.checkDependencies), named("checkHosts", r.checkHosts),
-			named("ensureNamespace", r.ensureNamespace), named("applyChildren", r.applyChildren),
-			named("pruneChildren", r.pruneChildren), named("observeRollout", r.observeRollout)}
+		phases = r.deleting
 	}
 	result, runErr := r.runPhases(ctx, s, phases)
 	if s.gone {
@@ -119,6 +113,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		result.RequeueAfter = s.requeue
 	}
 	return result, runErr
+}
+
+// buildPhases names the reconcile's checklists once: one for an app that
+// runs (or is stopped), one for an app being deleted.
+func (r *Reconciler) buildPhases() {
+	named := phaseMetrics.Named
+	r.running = []manager.Phase[*scope]{named("ensureFinalizer", r.ensureFinalizer), named("checkTenant", r.checkTenant),
+		named("resolveTemplate", r.resolveTemplate), named("resolveTier", r.resolveTier), named("checkSecrets", r.checkSecrets),
+		named("checkDependencies", r.checkDependencies), named("checkHosts", r.checkHosts),
+		named("ensureNamespace", r.ensureNamespace), named("applyChildren", r.applyChildren),
+		named("pruneChildren", r.pruneChildren), named("observeRollout", r.observeRollout)}
+	r.deleting = []manager.Phase[*scope]{named("deleteChildren", r.deleteChildren), named("releaseNamespace", r.releaseNamespace),
+		named("markDeleted", r.markDeleted), named("removeFinalizer", r.removeFinalizer)}
 }
 
 // phaseMetrics times the reconcile's phases and counts their errors: a

@@ -55,6 +55,7 @@ func Setup(_ context.Context, deps *manager.Deps, cfg Config) error {
 		now:       time.Now,
 	}
 	r.apply = &applier{client: mgr.GetClient(), reader: r.reader, owner: deps.FieldOwner}
+	r.buildPhases()
 	registerMetrics()
 
 	if r.bindings, err = tenancy.NewBindings(deps.Kube); err != nil {
