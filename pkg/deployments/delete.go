@@ -151,15 +151,4 @@ func (r *Reconciler) getDeployment(namespace, name string) (*appsv1.Deployment, 
 	return d, nil
 }
 
-// deploymentReady reports a finished rollout with every replica available.
-func deploymentReady(d *appsv1.Deployment) bool {
-	want := int32(1)
-	if d.Spec.Replicas != nil {
-		want = *d.Spec.Replicas
-	}
-	st := d.Status
-	return st.ObservedGeneration >= d.Generation && st.UpdatedReplicas >= want &&
-		st.ReadyReplicas >= want && st.AvailableReplicas >= want && st.Replicas <= want
-}
-
 var retryWaiting = 2 * time.Second

@@ -68,7 +68,7 @@ func (r *Reconciler) takeInventory(ctx context.Context, userID string, ns *metav
 // countForeign reads the inventory quota's counts above the cluster's
 // baseline, waiting (inventorySettle) for counts that may still fall.
 func (r *Reconciler) countForeign(ctx context.Context, userID string, ns *metav1.PartialObjectMetadata) ([]string, error) {
-	u, err := r.reader.get(render.GVKResourceQuota, ns.Name, render.InventoryName)
+	u, err := r.reader.Get(render.GVKResourceQuota, ns.Name, render.InventoryName)
 	if err != nil {
 		return nil, err
 	}

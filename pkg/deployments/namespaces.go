@@ -60,7 +60,7 @@ func (r *Reconciler) ensureNamespace(ctx context.Context, s *scope) (bool, error
 // namespace returns the namespace's metadata, from the cache when it is
 // the manager's, else live; nil when it does not exist.
 func (r *Reconciler) namespace(ctx context.Context, name string) (*metav1.PartialObjectMetadata, error) {
-	live, err := r.reader.get(render.GVKNamespace, "", name)
+	live, err := r.reader.Get(render.GVKNamespace, "", name)
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 	"opsnorth.io/scheduler/pkg/conditions"
+	"opsnorth.io/scheduler/pkg/deployments/children"
 	"opsnorth.io/scheduler/pkg/deployments/render"
 	"opsnorth.io/scheduler/pkg/labelkeys"
 	"opsnorth.io/scheduler/pkg/tenancy"
@@ -196,7 +197,7 @@ func (r *Reconciler) noteReattached(s *scope, c render.Child) error {
 	if c.GVK != render.GVKPVC {
 		return nil
 	}
-	live, err := r.reader.get(c.GVK, c.Namespace, c.Name)
+	live, err := r.reader.Get(c.GVK, c.Namespace, c.Name)
 	if err != nil || live == nil || live.GetAnnotations()[render.AnnotationUserDeployment] != render.Key(s.ud) {
 		return err
 	}
@@ -217,7 +218,7 @@ func (r *Reconciler) pruneChildren(ctx context.Context, s *scope) (bool, error) 
 	}
 	s.status.RetainedClaims = nil
 	for _, gvk := range r.appKinds() {
-		objs, err := r.reader.list(gvk, s.status.Namespace, appChildSelector(s.ud))
+		objs, err := r.reader.List(gvk, s.status.Namespace, appChildSelector(s.ud))
 		if err != nil {
 			return true, err
 		}
@@ -261,7 +262,7 @@ func (r *Reconciler) observeRollout(_ context.Context, s *scope) (bool, error) {
 			continue
 		}
 		ready += d.Status.ReadyReplicas
-		if deploymentReady(d) {
+		if children.DeploymentReady(d) {
 			continue
 		}
 		converged = false

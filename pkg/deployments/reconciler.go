@@ -20,6 +20,7 @@ import (
 	schedacv1alpha1 "opsnorth.io/scheduler/generated/applyconfiguration/scheduler/v1alpha1"
 	"opsnorth.io/scheduler/generated/clientset/versioned"
 	schedlisters "opsnorth.io/scheduler/generated/listers/scheduler/v1alpha1"
+	"opsnorth.io/scheduler/pkg/deployments/children"
 	"opsnorth.io/scheduler/pkg/deployments/render"
 	"opsnorth.io/scheduler/pkg/manager"
 	"opsnorth.io/scheduler/pkg/tenancy"
@@ -32,7 +33,7 @@ type Reconciler struct {
 	caps        render.Capabilities
 	client      client.Client
 	apiReader   client.Reader
-	reader      *childReader
+	reader      *children.Reader
 	deployments appslisters.DeploymentLister // the cached Deployments of reader
 	rollouts    *rollouts                    // pods, claims and claim events, for what blocks a rollout
 	// running and deleting are the reconcile's checklists (buildPhases).

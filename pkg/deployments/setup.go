@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
+	"opsnorth.io/scheduler/pkg/deployments/children"
 	"opsnorth.io/scheduler/pkg/deployments/render"
 	"opsnorth.io/scheduler/pkg/manager"
 	"opsnorth.io/scheduler/pkg/tenancy"
@@ -45,7 +46,7 @@ func Setup(_ context.Context, deps *manager.Deps, cfg Config) error {
 		caps:      caps,
 		client:    mgr.GetClient(),
 		apiReader: mgr.GetAPIReader(),
-		reader:    &childReader{listers: dynInf.listers},
+		reader:    &children.Reader{Listers: dynInf.listers},
 		clientset: deps.Clientset,
 		informers: deps.Informers,
 		// DeploymentTemplates are cluster-scoped: any factory lists them all.
@@ -54,7 +55,7 @@ func Setup(_ context.Context, deps *manager.Deps, cfg Config) error {
 		owner:     deps.FieldOwner,
 		now:       time.Now,
 	}
-	r.apply = &applier{client: mgr.GetClient(), reader: r.reader, owner: deps.FieldOwner}
+	r.apply = &applier{children.Applier{Client: mgr.GetClient(), Get: r.reader.Get, Owner: deps.FieldOwner}}
 	r.buildPhases()
 	registerMetrics()
 
@@ -79,7 +80,7 @@ func Setup(_ context.Context, deps *manager.Deps, cfg Config) error {
 		if err != nil {
 			return err
 		}
-		r.reader.listers[gvk] = toolscache.NewGenericLister(inf.GetIndexer(), kind.Resource.GroupResource())
+		r.reader.Listers[gvk] = toolscache.NewGenericLister(inf.GetIndexer(), kind.Resource.GroupResource())
 		switch gvk {
 		case render.GVKDeployment:
 			r.deployments = appslisters.NewDeploymentLister(inf.GetIndexer())

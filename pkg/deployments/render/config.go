@@ -6,8 +6,6 @@ import (
 	"maps"
 	"slices"
 
-	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
-
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 )
 
@@ -67,20 +65,14 @@ func Files(ud *v1alpha1.UserDeployment, service string) []File {
 func ConfigMaps(a *App, svc v1alpha1.TemplateService) []Child {
 	var out []Child
 	if env := Env(a.UD, svc); len(env) > 0 {
-		name := EnvConfigMapName(a.UD, svc.Name)
-		out = append(out, Child{GVK: GVKConfigMap, Namespace: a.Namespace, Name: name,
-			Object: corev1ac.ConfigMap(name, a.Namespace).WithLabels(ServiceLabels(a.UD, svc.Name)).
-				WithAnnotations(OwnerAnnotations(a.UD)).WithData(env)})
+		out = append(out, workload(a, svc).ConfigMap(EnvConfigMapName(a.UD, svc.Name), env))
 	}
 	if files := Files(a.UD, svc.Name); len(files) > 0 {
 		data := make(map[string]string, len(files))
 		for _, f := range files {
 			data[f.Key] = f.Content
 		}
-		name := FilesConfigMapName(a.UD, svc.Name)
-		out = append(out, Child{GVK: GVKConfigMap, Namespace: a.Namespace, Name: name,
-			Object: corev1ac.ConfigMap(name, a.Namespace).WithLabels(ServiceLabels(a.UD, svc.Name)).
-				WithAnnotations(OwnerAnnotations(a.UD)).WithData(data)})
+		out = append(out, workload(a, svc).ConfigMap(FilesConfigMapName(a.UD, svc.Name), data))
 	}
 	return out
 }

@@ -106,20 +106,5 @@ func ServiceMonitor(a *App, svc v1alpha1.TemplateService) (Child, bool) {
 	if path == "" {
 		path = "/metrics"
 	}
-	ep := map[string]any{"port": m.Port, "path": path}
-	if m.Interval != "" {
-		ep["interval"] = m.Interval
-	}
-	sel := map[string]any{}
-	for k, v := range SelectorLabels(a.UD, svc.Name) {
-		sel[k] = v
-	}
-	spec := map[string]any{
-		"selector":          map[string]any{"matchLabels": sel},
-		"namespaceSelector": map[string]any{"matchNames": []any{a.Namespace}},
-		"endpoints":         []any{ep},
-	}
-	name := WorkloadName(a.UD, svc.Name)
-	return Child{GVK: GVKServiceMonitor, Namespace: a.Namespace, Name: name,
-		Object: newUnstructured(GVKServiceMonitor, a.Namespace, name, ServiceLabels(a.UD, svc.Name), OwnerAnnotations(a.UD), spec)}, true
+	return workload(a, svc).ServiceMonitor(m.Port, path, m.Interval), true
 }

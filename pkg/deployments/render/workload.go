@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
-	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
@@ -36,12 +35,7 @@ func Deployment(a *App, svc v1alpha1.TemplateService) (Child, error) {
 	if err != nil {
 		return Child{}, err
 	}
-	pod := corev1ac.PodSpec().
-		WithAutomountServiceAccountToken(false).
-		WithEnableServiceLinks(false).
-		WithSecurityContext(corev1ac.PodSecurityContext().WithRunAsNonRoot(true).
-			WithSeccompProfile(corev1ac.SeccompProfile().WithType(corev1.SeccompProfileTypeRuntimeDefault))).
-		WithContainers(c)
+	pod := RestrictedPod(c)
 	if files := Files(a.UD, svc.Name); len(files) > 0 {
 		pod.WithVolumes(corev1ac.Volume().WithName(filesVolume).
 			WithConfigMap(corev1ac.ConfigMapVolumeSource().WithName(FilesConfigMapName(a.UD, svc.Name))))
@@ -53,7 +47,7 @@ func Deployment(a *App, svc v1alpha1.TemplateService) (Child, error) {
 		// A ReadWriteOnce volume cannot be attached to old and new pods at once.
 		strategy = appsv1ac.DeploymentStrategy().WithType(appsv1.RecreateDeploymentStrategyType)
 	}
-	name := WorkloadName(a.UD, svc.Name)
+	w := workload(a, svc)
 	spec := appsv1ac.DeploymentSpec().
 		WithSelector(metav1ac.LabelSelector().WithMatchLabels(SelectorLabels(a.UD, svc.Name))).
 		WithStrategy(strategy).
@@ -64,18 +58,11 @@ func Deployment(a *App, svc v1alpha1.TemplateService) (Child, error) {
 	if r := Replicas(a.UD, svc); r != nil {
 		spec.WithReplicas(*r)
 	}
-	ac := appsv1ac.Deployment(name, a.Namespace).WithLabels(ServiceLabels(a.UD, svc.Name)).
-		WithAnnotations(OwnerAnnotations(a.UD)).WithSpec(spec)
-	return Child{GVK: GVKDeployment, Namespace: a.Namespace, Name: name, Object: ac}, nil
+	return w.Deployment(spec), nil
 }
 
 func container(a *App, svc v1alpha1.TemplateService) (*corev1ac.ContainerApplyConfiguration, error) {
-	c := corev1ac.Container().WithName(svc.Name).WithImage(svc.Image).
-		WithSecurityContext(corev1ac.SecurityContext().
-			WithAllowPrivilegeEscalation(false).
-			WithRunAsNonRoot(true).
-			WithCapabilities(corev1ac.Capabilities().WithDrop("ALL")).
-			WithSeccompProfile(corev1ac.SeccompProfile().WithType(corev1.SeccompProfileTypeRuntimeDefault)))
+	c := RestrictedContainer(svc.Name, svc.Image)
 	if len(svc.Command) > 0 {
 		c.WithCommand(svc.Command...)
 	}
@@ -160,19 +147,16 @@ func Service(a *App, svc v1alpha1.TemplateService) (Child, bool) {
 	if typ == "" {
 		typ = corev1.ServiceTypeClusterIP
 	}
-	spec := corev1ac.ServiceSpec().WithType(typ).WithSelector(SelectorLabels(a.UD, svc.Name))
+	var ports []*corev1ac.ServicePortApplyConfiguration
 	for _, p := range svc.Ports {
 		proto := p.Protocol
 		if proto == "" {
 			proto = corev1.ProtocolTCP
 		}
-		spec.WithPorts(corev1ac.ServicePort().WithName(p.Name).WithPort(p.Port).
+		ports = append(ports, corev1ac.ServicePort().WithName(p.Name).WithPort(p.Port).
 			WithTargetPort(intstr.FromString(p.Name)).WithProtocol(proto))
 	}
-	name := WorkloadName(a.UD, svc.Name)
-	return Child{GVK: GVKService, Namespace: a.Namespace, Name: name,
-		Object: corev1ac.Service(name, a.Namespace).WithLabels(ServiceLabels(a.UD, svc.Name)).
-			WithAnnotations(OwnerAnnotations(a.UD)).WithSpec(spec)}, true
+	return workload(a, svc).Service(typ, ports...), true
 }
 
 // PVC is the volume claim of a service with storage.
@@ -224,16 +208,13 @@ func HPA(a *App, svc v1alpha1.TemplateService) (Child, bool) {
 	if target == 0 {
 		target = 80
 	}
-	name := WorkloadName(a.UD, svc.Name)
-	spec := autoscalingv2ac.HorizontalPodAutoscalerSpec().
-		WithScaleTargetRef(autoscalingv2ac.CrossVersionObjectReference().
-			WithAPIVersion("apps/v1").WithKind("Deployment").WithName(name)).
-		WithMinReplicas(as.MinReplicas).WithMaxReplicas(as.MaxReplicas).
-		WithMetrics(autoscalingv2ac.MetricSpec().WithType(autoscalingv2.ResourceMetricSourceType).
-			WithResource(autoscalingv2ac.ResourceMetricSource().WithName(corev1.ResourceCPU).
-				WithTarget(autoscalingv2ac.MetricTarget().WithType(autoscalingv2.UtilizationMetricType).
-					WithAverageUtilization(target))))
-	return Child{GVK: GVKHPA, Namespace: a.Namespace, Name: name,
-		Object: autoscalingv2ac.HorizontalPodAutoscaler(name, a.Namespace).WithLabels(ServiceLabels(a.UD, svc.Name)).
-			WithAnnotations(OwnerAnnotations(a.UD)).WithSpec(spec)}, true
+	ref := autoscalingv2ac.CrossVersionObjectReference().WithAPIVersion("apps/v1").WithKind("Deployment").
+		WithName(WorkloadName(a.UD, svc.Name))
+	return workload(a, svc).HPA(ref, as.MinReplicas, as.MaxReplicas, UtilizationMetric(corev1.ResourceCPU, target)), true
+}
+
+// workload names the children of one template service.
+func workload(a *App, svc v1alpha1.TemplateService) Workload {
+	return Workload{Namespace: a.Namespace, Name: WorkloadName(a.UD, svc.Name), Labels: ServiceLabels(a.UD, svc.Name),
+		Annotations: OwnerAnnotations(a.UD), Selector: SelectorLabels(a.UD, svc.Name)}
 }

@@ -1,4 +1,4 @@
-package deployments
+package children
 
 import (
 	"fmt"
@@ -11,15 +11,16 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 )
 
-// childReader reads children from the label-selected informers of their
-// kind: typed for built-in kinds, unstructured for third-party ones. It
-// never calls the API server.
-type childReader struct {
-	listers map[schema.GroupVersionKind]toolscache.GenericLister
+// Reader reads children from the label-selected informers of their kind:
+// typed for built-in kinds, unstructured for third-party ones. It never
+// calls the API server.
+type Reader struct {
+	// Listers are the caches, by kind; add one per kind before use.
+	Listers map[schema.GroupVersionKind]toolscache.GenericLister
 }
 
-// get returns the cached child, or nil when it does not exist.
-func (r *childReader) get(gvk schema.GroupVersionKind, namespace, name string) (*unstructured.Unstructured, error) {
+// Get returns the cached child, or nil when it does not exist.
+func (r *Reader) Get(gvk schema.GroupVersionKind, namespace, name string) (*unstructured.Unstructured, error) {
 	l, err := r.lister(gvk)
 	if err != nil {
 		return nil, err
@@ -39,8 +40,8 @@ func (r *childReader) get(gvk schema.GroupVersionKind, namespace, name string) (
 	return toUnstructured(obj)
 }
 
-// list returns the cached children of a kind in namespace matching sel.
-func (r *childReader) list(gvk schema.GroupVersionKind, namespace string, sel labels.Selector) ([]*unstructured.Unstructured, error) {
+// List returns the cached children of a kind in namespace matching sel.
+func (r *Reader) List(gvk schema.GroupVersionKind, namespace string, sel labels.Selector) ([]*unstructured.Unstructured, error) {
 	l, err := r.lister(gvk)
 	if err != nil {
 		return nil, err
@@ -60,8 +61,8 @@ func (r *childReader) list(gvk schema.GroupVersionKind, namespace string, sel la
 	return out, nil
 }
 
-func (r *childReader) lister(gvk schema.GroupVersionKind) (toolscache.GenericLister, error) {
-	l, ok := r.listers[gvk]
+func (r *Reader) lister(gvk schema.GroupVersionKind) (toolscache.GenericLister, error) {
+	l, ok := r.Listers[gvk]
 	if !ok {
 		return nil, fmt.Errorf("no informer for %s", gvk)
 	}
