@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -118,6 +119,21 @@ func TestAgentValidation(t *testing.T) {
 			agent(func(a *ossav1.Agent) { a.Spec.Autoscaling.TargetCPUUtilizationPercentage = nil })},
 		{"autoscaling min above max", "spec.autoscaling", "minReplicas must not exceed maxReplicas",
 			agent(func(a *ossav1.Agent) { a.Spec.Autoscaling.MinReplicas = 7 })},
+		// A rule on the root cannot point its fieldPath into metadata: the
+		// API server names no field (<nil>), the message names metadata.name.
+		{"name starting with a digit", "<nil>", "metadata.name must be a DNS label of at most 63 characters",
+			agent(func(a *ossav1.Agent) { a.Name = "7-" + a.Name })},
+		{"name longer than a Service name", "<nil>", "metadata.name must be a DNS label of at most 63 characters",
+			agent(func(a *ossav1.Agent) { a.Name = (a.Name + strings.Repeat("x", 64))[:70] })},
+		{"CPU autoscaling without requested CPU", "spec.autoscaling.targetCPUUtilizationPercentage", "autoscaling on CPU needs agent.runtime.resources.cpu",
+			agent(func(a *ossav1.Agent) { a.Spec.Agent.Runtime.Resources.CPU = nil })},
+		{"memory autoscaling without requested memory", "spec.autoscaling.targetMemoryUtilizationPercentage", "autoscaling on memory needs agent.runtime.resources.memory",
+			agent(func(a *ossav1.Agent) {
+				a.Spec.Autoscaling.TargetMemoryUtilizationPercentage = ptr.To[int32](80)
+				a.Spec.Agent.Runtime.Resources.Memory = nil
+			})},
+		{"autoscaling a serverless agent", "spec.autoscaling", "autoscaling needs a runtime type that runs in the cluster",
+			agent(func(a *ossav1.Agent) { a.Spec.Agent.Runtime.Type = ossav1.RuntimeServerless })},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			u := tc.obj(uniqueName(fmt.Sprintf("agent-invalid-%02d", i)))

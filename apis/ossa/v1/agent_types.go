@@ -14,6 +14,7 @@ import (
 // +kubebuilder:subresource:status
 // +kubebuilder:subresource:scale:specpath=.spec.replicas,statuspath=.status.replicas,selectorpath=.status.selector
 // +kubebuilder:resource:scope=Namespaced,shortName=agt,categories=scheduler;ossa
+// +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 63 && self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must be a DNS label of at most 63 characters that starts with a letter: it names the agent's Service"
 // +kubebuilder:printcolumn:name="Agent",type=string,JSONPath=`.spec.agent.id`
 // +kubebuilder:printcolumn:name="Version",type=string,JSONPath=`.spec.agent.version`
 // +kubebuilder:printcolumn:name="Role",type=string,JSONPath=`.spec.agent.role`
@@ -35,6 +36,9 @@ type Agent struct {
 
 // AgentSpec is an OSSA 1.0 document (ossaVersion and agent) and the
 // workload fields OSSA has no place for.
+// +kubebuilder:validation:XValidation:rule="!has(self.autoscaling) || !has(self.autoscaling.targetCPUUtilizationPercentage) || (has(self.agent.runtime.resources) && has(self.agent.runtime.resources.cpu))",message="autoscaling on CPU needs agent.runtime.resources.cpu: utilization is a share of the requested CPU",fieldPath=".autoscaling.targetCPUUtilizationPercentage"
+// +kubebuilder:validation:XValidation:rule="!has(self.autoscaling) || !has(self.autoscaling.targetMemoryUtilizationPercentage) || (has(self.agent.runtime.resources) && has(self.agent.runtime.resources.memory))",message="autoscaling on memory needs agent.runtime.resources.memory: utilization is a share of the requested memory",fieldPath=".autoscaling.targetMemoryUtilizationPercentage"
+// +kubebuilder:validation:XValidation:rule="!has(self.autoscaling) || self.agent.runtime.type in ['docker', 'k8s']",message="autoscaling needs a runtime type that runs in the cluster (docker or k8s)",fieldPath=".autoscaling"
 type AgentSpec struct {
 	// OSSAVersion is the OSSA schema version the agent follows; only "1.0".
 	// +kubebuilder:validation:Enum="1.0"
