@@ -8,7 +8,11 @@ SHELL := /usr/bin/env bash
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X opsnorth.io/scheduler/pkg/manager.version=$(VERSION)
 COMPONENTS := deployments tasks workflows
-GENERATED_PATHS := generated manifests/crd manifests/rbac scripts/api-rules ':(glob)apis/**/zz_generated*'
+GENERATED_PATHS := generated manifests/crd manifests/rbac scripts/api-rules ':(glob)apis/**/zz_generated*' \
+	manifests/charts/opsnorth-scheduler/files manifests/charts/opsnorth-scheduler/Chart.yaml
+# Go modules of their own (their dependencies must not pin the root module's):
+# `go test ./...` at the root skips them, so test, lint and verify name them.
+NESTED_MODULES := test/helm
 GO_TEST_FLAGS ?= -count=1 -timeout=30m
 GOLANGCI_LINT := go tool -modfile=scripts/lint/go.mod golangci-lint
 
@@ -32,6 +36,9 @@ verify: generate manifests ## Regenerate everything and fail if the tree changed
 		git --no-pager diff --stat -- $(GENERATED_PATHS); \
 		exit 1; \
 	fi
+	@for m in $(NESTED_MODULES); do \
+		(cd $$m && go mod tidy -diff) || { echo "$$m/go.mod or go.sum is not tidy: run 'cd $$m && go mod tidy' and commit"; exit 1; }; \
+	done
 
 .PHONY: build
 build: ## Build the three manager binaries into bin/.
@@ -46,18 +53,28 @@ lint: ## gofmt, go vet and golangci-lint.
 	if [[ -n "$$unformatted" ]]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	go vet -tags e2e,chaos,bench ./...
 	$(GOLANGCI_LINT) run --build-tags e2e,chaos,bench ./...
+	for m in $(NESTED_MODULES); do \
+		(cd $$m && go vet ./... && go tool -modfile=$(CURDIR)/scripts/lint/go.mod golangci-lint run ./...); \
+	done
 
 .PHONY: controlplane
 controlplane: ## Build (once per machine) the cached control-plane binaries.
 	scripts/controlplane.sh build all
 
+.PHONY: helm
+helm: ## Build (once per machine) the cached helm binary the chart's e2e test installs with; prints its path.
+	scripts/helm.sh build
+
 .PHONY: test
-test: ## Unit and integration tests (builds the control plane on first use).
-	KUBEBUILDER_ASSETS="$$(scripts/controlplane.sh build envtest)" go test $(GO_TEST_FLAGS) ./...
+test: ## Unit and integration tests (builds the control plane on first use), the Helm chart's (test/helm) included.
+	assets="$$(scripts/controlplane.sh build envtest)"; \
+	KUBEBUILDER_ASSETS="$$assets" go test $(GO_TEST_FLAGS) ./...; \
+	for m in $(NESTED_MODULES); do (cd $$m && KUBEBUILDER_ASSETS="$$assets" go test $(GO_TEST_FLAGS) ./...); done
 
 .PHONY: test-unit
 test-unit: ## Unit tests only (no control plane).
 	go test $(GO_TEST_FLAGS) -short ./...
+	for m in $(NESTED_MODULES); do (cd $$m && go test $(GO_TEST_FLAGS) -short ./...); done
 
 # run builds the command and execs it rather than `go run` it: go run exits 1
 # after a Ctrl-C whatever the command returns, so make would report an error.
@@ -70,9 +87,11 @@ run: ## Run the local cluster (etcd, apiserver, controllers, scheduler, kwok nod
 	@exec _output/bin/localcluster $(RUN_FLAGS)
 
 .PHONY: test-e2e
-test-e2e: ## End-to-end tests on the local cluster, with the real Job, Deployment and garbage-collector controllers.
+# Each package starts its own local cluster: -p 1 runs them one after the
+# other (-timeout is per package).
+test-e2e: ## End-to-end tests on the local cluster (test/e2e), with the real Job, Deployment and garbage-collector controllers, and the install tests (test/install).
 	scripts/controlplane.sh build all >/dev/null
-	go test -tags e2e -count=1 -timeout 20m ./test/e2e/
+	go test -tags e2e -count=1 -p 1 -timeout 20m ./test/e2e/ ./test/install/
 
 .PHONY: chaos
 chaos: ## Failure drills on the local cluster: bad-input corpus, leader kills, webhook outage, apiserver restart, mass deletion (figures in _output/chaos/summary.json).

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Regenerates every generated file: deepcopy, OpenAPI definitions, typed
 # clientset, listers, informers and applyconfigurations (k8s.io/code-generator),
-# CRDs and per-manager RBAC (controller-gen). Generator versions are pinned in
+# CRDs and per-manager RBAC (controller-gen), and the copies of those (and of
+# the kustomize admission policies, NetworkPolicy and the Grafana dashboard)
+# the Helm chart reads (scripts/chart-files). Generator versions are pinned in
 # scripts/tools/go.mod.
 #
 #   scripts/generate.sh code        deepcopy, openapi, clients
-#   scripts/generate.sh manifests   CRDs and RBAC
+#   scripts/generate.sh manifests   CRDs, RBAC and the chart's files/
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -60,6 +62,8 @@ manifests() {
     controller_gen "rbac:roleName=opsnorth-scheduler-$component" \
       "paths=./pkg/$component/..." "output:rbac:artifacts:config=manifests/rbac/$component"
   done
+  # Helm templates read only files inside the chart: copy what it serves.
+  go run ./scripts/chart-files manifests/charts/opsnorth-scheduler
 }
 
 case "${1:-}" in

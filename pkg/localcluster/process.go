@@ -91,6 +91,12 @@ func startProcess(logDir, name, path string, args, env []string) (*Process, erro
 	return p, nil
 }
 
+// Stop stops the process as Cluster.Stop would, ahead of it (e.g. a manager
+// whose packaged Deployment was deleted): SIGTERM to its process group,
+// SIGKILL after grace. Cluster.Stop then finds it ended and only makes sure
+// nothing of its process group is left.
+func (p *Process) Stop(grace time.Duration) error { return p.stop(grace) }
+
 // stop sends SIGTERM to the process group, waits up to grace for the process
 // to exit, then sends SIGKILL to the group. It returns once the process has
 // been reaped and no member of its group is left.

@@ -82,6 +82,12 @@ func literalEnv(res *resource.Resource) ([]string, error) {
 	if err := yaml.Unmarshal(doc, &d); err != nil {
 		return nil, fmt.Errorf("read Deployment %s: %w", res.GetName(), err)
 	}
+	return deploymentLiteralEnv(&d), nil
+}
+
+// deploymentLiteralEnv returns NAME=value for every literal env entry of the
+// Deployment's container "manager".
+func deploymentLiteralEnv(d *appsv1.Deployment) []string {
 	var out []string
 	for _, c := range d.Spec.Template.Spec.Containers {
 		if c.Name != "manager" {
@@ -93,7 +99,27 @@ func literalEnv(res *resource.Resource) ([]string, error) {
 			}
 		}
 	}
-	return out, nil
+	return out
+}
+
+// PackagedManager is how a packaging (a kustomize overlay, a Helm chart) runs
+// a manager, as far as a local process can copy it: the ServiceAccount its
+// pods authenticate as (its leader-election lease lives in that namespace)
+// and the literal env of its container "manager".
+type PackagedManager struct {
+	Namespace      string
+	ServiceAccount string
+	Env            []string
+}
+
+// PackagedManagerOf reads how an installed manager Deployment runs its
+// manager (see PackagedManager).
+func PackagedManagerOf(d *appsv1.Deployment) PackagedManager {
+	sa := d.Spec.Template.Spec.ServiceAccountName
+	if sa == "" {
+		sa = "default"
+	}
+	return PackagedManager{Namespace: d.Namespace, ServiceAccount: sa, Env: deploymentLiteralEnv(d)}
 }
 
 // BuildManagers builds the three manager binaries from the repository at root
@@ -142,7 +168,20 @@ func DefaultManagerArgs(component string) []string {
 // process gets the packaged Deployment's literal env (see InstallRBAC); flags
 // win over env.
 func (c *Cluster) StartManager(ctx context.Context, name, component, bin string, args ...string) (*Manager, error) {
-	kubeconfig, err := c.KubeconfigForServiceAccount(ManagerNamespace, "opsnorth-scheduler-"+component)
+	c.mu.Lock()
+	env := c.managerEnv[component]
+	c.mu.Unlock()
+	return c.StartPackagedManager(ctx, name, component, bin,
+		PackagedManager{Namespace: ManagerNamespace, ServiceAccount: "opsnorth-scheduler-" + component, Env: env}, args...)
+}
+
+// StartPackagedManager runs a manager binary as a packaging installed it
+// (PackagedManagerOf its Deployment): authenticated as p's ServiceAccount,
+// with its leader-election lease in p's namespace and p's env, and waits
+// until it reports ready. name tells replicas apart; args are added to
+// DefaultManagerArgs; flags win over env.
+func (c *Cluster) StartPackagedManager(ctx context.Context, name, component, bin string, p PackagedManager, args ...string) (*Manager, error) {
+	kubeconfig, err := c.KubeconfigForServiceAccount(p.Namespace, p.ServiceAccount)
 	if err != nil {
 		return nil, err
 	}
@@ -157,15 +196,12 @@ func (c *Cluster) StartManager(ctx context.Context, name, component, bin string,
 	}
 	all := append([]string{
 		"--kubeconfig=" + kubeconfig,
-		"--leader-election-namespace=" + ManagerNamespace,
+		"--leader-election-namespace=" + p.Namespace,
 		"--metrics-bind-address=" + m.MetricsAddr,
 		"--health-probe-bind-address=" + m.HealthAddr,
 		"--zap-devel",
 	}, DefaultManagerArgs(component)...)
-	c.mu.Lock()
-	env := c.managerEnv[component]
-	c.mu.Unlock()
-	if m.Process, err = c.StartProcess(name, bin, append(all, args...), env); err != nil {
+	if m.Process, err = c.StartProcess(name, bin, append(all, args...), p.Env); err != nil {
 		return nil, err
 	}
 	if err := m.waitReady(ctx, 2*time.Minute); err != nil {

@@ -19,8 +19,12 @@ type Suite struct {
 	KeepEnv string
 	// Start prepares the cluster for the tests (RBAC, managers, ...) and
 	// keeps it for them; the CRDs, ours and the third-party ones, are
-	// installed already. It has six minutes.
+	// installed already (ours unless OwnCRDs). It has six minutes.
 	Start func(ctx context.Context, c *Cluster, root string) error
+	// OwnCRDs leaves the scheduler's CRDs (manifests/crd) to the suite, for
+	// one that tests how a packaging installs them (test/install); the
+	// third-party CRDs (manifests/thirdparty) are installed all the same.
+	OwnCRDs bool
 	// Check, if set, runs after the tests, before the cluster stops; an
 	// error fails the run.
 	Check func(root string) error
@@ -53,7 +57,11 @@ func (s Suite) Run(m *testing.M) int {
 	code := func() int {
 		ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 		defer cancel()
-		files, err := ManifestFiles(filepath.Join(root, "manifests", "crd", "*.yaml"), filepath.Join(root, "manifests", "thirdparty", "*.yaml"))
+		patterns := []string{filepath.Join(root, "manifests", "thirdparty", "*.yaml")}
+		if !s.OwnCRDs {
+			patterns = append([]string{filepath.Join(root, "manifests", "crd", "*.yaml")}, patterns...)
+		}
+		files, err := ManifestFiles(patterns...)
 		if err == nil {
 			_, err = c.Apply(ctx, files...)
 		}

@@ -2,8 +2,10 @@ package integration
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -31,34 +33,198 @@ import (
 	"opsnorth.io/scheduler/pkg/testenv"
 )
 
+// managerComponents are the managers, each with its own overlay
+// kustomize/overlays/<component>.
+var managerComponents = []string{"deployments", "tasks", "workflows"}
+
 // TestKustomizeOverlays renders every overlay users apply and checks what a
 // platform team audits before installing: the expected objects, least
 // privilege RBAC, restricted manager pods; then applies the output to the
-// real apiserver with a server-side dry run so every object is valid.
+// real apiserver with a server-side dry run so every object is valid (a
+// manager's overlay after the cluster unit's namespaces, as it is installed).
 func TestKustomizeOverlays(t *testing.T) {
 	env := testenv.Require(t)
+	crds := len(renderOverlay(t, filepath.Join(env.RepoRoot, "manifests", "crd")))
 	overlays := []struct {
 		name       string
+		cluster    bool // carries the cluster unit: CRDs, namespaces, NetworkPolicy, ServiceMonitor
 		components []string
 	}{
+		{name: "cluster", cluster: true},
 		{name: "deployments", components: []string{"deployments"}},
 		{name: "tasks", components: []string{"tasks"}},
 		{name: "workflows", components: []string{"workflows"}},
-		{name: "all-in-one", components: []string{"deployments", "tasks", "workflows"}},
+		{name: "all-in-one", cluster: true, components: managerComponents},
 	}
+	clusterNamespaces := kindOnly(renderOverlay(t, overlayDir(env.RepoRoot, "cluster")), "Namespace")
 	for _, o := range overlays {
 		t.Run(o.name, func(t *testing.T) {
-			objs := renderOverlay(t, filepath.Join(env.RepoRoot, "kustomize", "overlays", o.name))
-			assertKinds(t, objs, o.components)
+			objs := renderOverlay(t, overlayDir(env.RepoRoot, o.name))
+			shared := 0
+			if o.cluster {
+				shared = 1
+			}
+			assertKinds(t, objs, map[string]int{"CustomResourceDefinition": shared * crds, "Namespace": shared * 2,
+				"ServiceMonitor": shared, "NetworkPolicy": shared}, o.components)
 			declared := declaredRoles(t, env.RepoRoot)
 			for _, obj := range objs {
 				assertOnlyDeclaredPermissions(t, obj, declared)
 				assertLeastPrivilege(t, obj)
 				assertRestrictedPods(t, obj)
 			}
+			if !o.cluster {
+				objs = append(slices.Clone(clusterNamespaces), objs...)
+			}
 			dryRunApply(t, env, objs)
 		})
 	}
+}
+
+// TestKustomizeClusterUnit checks the split that makes a manager's overlay
+// safe to delete (`kubectl delete -k kustomize/overlays/tasks` must not take
+// the CRDs, and with them every user's objects and apps): what the managers
+// share is in the cluster unit alone, each manager's overlay holds only its
+// own objects, and all-in-one is exactly the union.
+func TestKustomizeClusterUnit(t *testing.T) {
+	root := repoRoot(t)
+	cluster := renderOverlay(t, overlayDir(root, "cluster"))
+	managers := map[string][]*unstructured.Unstructured{}
+	for _, c := range managerComponents {
+		managers[c] = renderOverlay(t, overlayDir(root, c))
+	}
+
+	t.Run("the cluster unit has every CRD and shared namespace, no manager", func(t *testing.T) {
+		want := objectIDs(renderOverlay(t, filepath.Join(root, "manifests", "crd")))
+		assert.Equal(t, want, objectIDs(kindOnly(cluster, "CustomResourceDefinition")), "every CRD of manifests/crd")
+		assert.ElementsMatch(t, []string{"opsnorth-system", "agent-tasks"}, names(kindOnly(cluster, "Namespace")))
+		for _, kind := range []string{"Deployment", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"} {
+			assert.Empty(t, objectIDs(kindOnly(cluster, kind)), "the cluster unit holds no manager's %s", kind)
+		}
+	})
+
+	namespaces := names(kindOnly(cluster, "Namespace"))
+	for _, c := range managerComponents {
+		t.Run(c+" holds only its manager", func(t *testing.T) {
+			objs := managers[c]
+			assert.Empty(t, objectIDs(kindOnly(objs, "CustomResourceDefinition")), "a CRD in overlay %s would be deleted with it", c)
+			assert.Empty(t, objectIDs(kindOnly(objs, "Namespace")), "a namespace in overlay %s would be deleted with it", c)
+			for _, obj := range objs {
+				if ns := obj.GetNamespace(); ns != "" {
+					assert.Contains(t, namespaces, ns, "%s lives in a namespace the cluster unit does not create", objectID(obj))
+				}
+			}
+			sa := "system:serviceaccount:opsnorth-system:opsnorth-scheduler-" + c
+			for _, vap := range kindOnly(objs, "ValidatingAdmissionPolicy") {
+				assert.Equal(t, []string{sa}, constrainedUsers(t, vap),
+					"policy %s in overlay %s must constrain that manager's ServiceAccount alone", vap.GetName(), c)
+			}
+		})
+	}
+
+	t.Run("shared policies constrain more than one identity", func(t *testing.T) {
+		vaps := kindOnly(cluster, "ValidatingAdmissionPolicy")
+		assert.NotEmpty(t, vaps)
+		for _, vap := range vaps {
+			assert.Empty(t, constrainedUsers(t, vap), "policy %s constrains one identity: ship it with that manager", vap.GetName())
+		}
+	})
+
+	t.Run("no object in two units", func(t *testing.T) {
+		owner := map[string]string{}
+		units := map[string][]*unstructured.Unstructured{"cluster": cluster}
+		maps.Copy(units, managers)
+		for _, unit := range slices.Sorted(maps.Keys(units)) {
+			for _, obj := range units[unit] {
+				id := objectID(obj)
+				if other, ok := owner[id]; ok {
+					t.Errorf("%s is in both %s and %s: deleting either overlay deletes it for the other", id, other, unit)
+				}
+				owner[id] = unit
+			}
+		}
+	})
+
+	t.Run("all-in-one is the union, object by object", func(t *testing.T) {
+		union := map[string]string{}
+		for _, objs := range [][]*unstructured.Unstructured{cluster, managers["deployments"], managers["tasks"], managers["workflows"]} {
+			for _, obj := range objs {
+				union[objectID(obj)] = toYAML(t, obj)
+			}
+		}
+		all := map[string]string{}
+		for _, obj := range renderOverlay(t, overlayDir(root, "all-in-one")) {
+			all[objectID(obj)] = toYAML(t, obj)
+		}
+		assert.Equal(t, slices.Sorted(maps.Keys(union)), slices.Sorted(maps.Keys(all)), "the same objects")
+		for id, doc := range all {
+			if want, ok := union[id]; ok {
+				assert.Equal(t, want, doc, "%s differs between all-in-one and its own unit", id)
+			}
+		}
+	})
+}
+
+// constrainedUsers returns the usernames a ValidatingAdmissionPolicy's match
+// conditions restrict it to (request.userInfo.username == '<user>'); none
+// when it applies to everyone, or to everyone but someone (!=).
+func constrainedUsers(t *testing.T, vap *unstructured.Unstructured) []string {
+	t.Helper()
+	conds, _, err := unstructured.NestedSlice(vap.Object, "spec", "matchConditions")
+	require.NoError(t, err)
+	var users []string
+	for _, c := range conds {
+		cond, ok := c.(map[string]any)
+		require.True(t, ok, "matchCondition of %s", vap.GetName())
+		expr, _ := cond["expression"].(string)
+		if m := usernameEquals.FindStringSubmatch(expr); m != nil {
+			users = append(users, m[1])
+		}
+	}
+	return users
+}
+
+var usernameEquals = regexp.MustCompile(`request\.userInfo\.username\s*==\s*'([^']+)'`)
+
+func overlayDir(root, name string) string { return filepath.Join(root, "kustomize", "overlays", name) }
+
+// objectID is "<kind>.<group> <namespace>/<name>", what kubectl apply and
+// delete identify an object by.
+func objectID(obj *unstructured.Unstructured) string {
+	return obj.GroupVersionKind().GroupKind().String() + " " + obj.GetNamespace() + "/" + obj.GetName()
+}
+
+func objectIDs(objs []*unstructured.Unstructured) []string {
+	out := make([]string, 0, len(objs))
+	for _, obj := range objs {
+		out = append(out, objectID(obj))
+	}
+	slices.Sort(out)
+	return out
+}
+
+func kindOnly(objs []*unstructured.Unstructured, kind string) []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	for _, obj := range objs {
+		if obj.GetKind() == kind {
+			out = append(out, obj)
+		}
+	}
+	return out
+}
+
+func names(objs []*unstructured.Unstructured) []string {
+	out := make([]string, 0, len(objs))
+	for _, obj := range objs {
+		out = append(out, obj.GetName())
+	}
+	return out
+}
+
+func toYAML(t *testing.T, obj *unstructured.Unstructured) string {
+	t.Helper()
+	out, err := yaml.Marshal(obj.Object)
+	require.NoError(t, err)
+	return string(out)
 }
 
 // renderOverlay is kustomize build of dir, as unstructured objects.
@@ -73,16 +239,20 @@ func renderOverlay(t *testing.T, dir string) []*unstructured.Unstructured {
 	return objs
 }
 
-func assertKinds(t *testing.T, objs []*unstructured.Unstructured, components []string) {
+// assertKinds checks that an overlay holds shared[kind] objects of each kind
+// of shared, and each of components' managers: one Deployment,
+// ServiceAccount, metrics Service, PodDisruptionBudget, ClusterRole and
+// ClusterRoleBinding each, and a leader-election Role.
+func assertKinds(t *testing.T, objs []*unstructured.Unstructured, shared map[string]int, components []string) {
 	t.Helper()
 	count := map[string]int{}
 	for _, obj := range objs {
 		count[obj.GetKind()]++
 	}
+	for kind, n := range shared {
+		assert.Equal(t, n, count[kind], "kind %s", kind)
+	}
 	n := len(components)
-	assert.Equal(t, 4, count["CustomResourceDefinition"])
-	assert.Equal(t, 2, count["Namespace"])
-	assert.Equal(t, 1, count["ServiceMonitor"])
 	for _, kind := range []string{"Deployment", "ServiceAccount", "Service", "PodDisruptionBudget", "ClusterRole", "ClusterRoleBinding"} {
 		assert.Equal(t, n, count[kind], "kind %s", kind)
 	}

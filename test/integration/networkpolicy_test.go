@@ -42,9 +42,11 @@ func TestTaskNetworkPolicyOverlays(t *testing.T) {
 		want bool
 	}{
 		{name: "all-in-one", want: true},
-		{name: "tasks", want: true},
-		// Neither runs agent pods: the tasks manager does, and its overlay
-		// brings the policy.
+		// The policy goes with the namespace it guards, in the cluster unit:
+		// agent pods outlive an uninstalled tasks manager, so no manager's
+		// overlay may take it away with it.
+		{name: "cluster", want: true},
+		{name: "tasks", want: false},
 		{name: "deployments", want: false},
 		{name: "workflows", want: false},
 	} {
@@ -68,12 +70,12 @@ func TestTaskNetworkPolicyOverlays(t *testing.T) {
 	}
 }
 
-// TestTaskNetworkPolicyDroppable drops the component from the all-in-one and
-// tasks overlays, as a platform with its own network policies would, and
-// checks that only the policy goes.
+// TestTaskNetworkPolicyDroppable drops the component from the all-in-one
+// overlay and the cluster unit, as a platform with its own network policies
+// would, and checks that only the policy goes.
 func TestTaskNetworkPolicyDroppable(t *testing.T) {
 	root := repoRoot(t)
-	for _, name := range []string{"all-in-one", "tasks"} {
+	for _, name := range []string{"all-in-one", "cluster"} {
 		t.Run(name, func(t *testing.T) {
 			overlay := filepath.Join(root, "kustomize", "overlays", name)
 			with := renderResources(t, overlay)

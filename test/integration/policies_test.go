@@ -38,9 +38,10 @@ const (
 	tasksSA       = "system:serviceaccount:opsnorth-system:opsnorth-scheduler-tasks"
 )
 
-// TestTenantPolicies applies kustomize/base/policies, as every overlay ships
-// it, to the real API server and attacks it: each refusal names the field,
-// and nothing of the victim's is created or deleted.
+// TestTenantPolicies applies every admission policy of the packaging (the
+// shared ones of the cluster unit and each manager's own), as all-in-one
+// ships them, to the real API server and attacks them: each refusal names
+// the field, and nothing of the victim's is created or deleted.
 func TestTenantPolicies(t *testing.T) {
 	env := testenv.Require(t)
 	applyPolicies(t, env)
@@ -186,20 +187,26 @@ func TestTenantPolicies(t *testing.T) {
 	})
 }
 
-// applyPolicies creates the policies and their bindings, removed when the test ends.
+// applyPolicies creates the policies and their bindings of the all-in-one
+// overlay, removed when the test ends.
 func applyPolicies(t *testing.T, env *testenv.Env) {
 	t.Helper()
 	dc := newDynamicClient(t, env.Config)
 	resources := map[string]string{"ValidatingAdmissionPolicy": "validatingadmissionpolicies",
 		"ValidatingAdmissionPolicyBinding": "validatingadmissionpolicybindings"}
-	for _, obj := range renderOverlay(t, filepath.Join(env.RepoRoot, "kustomize", "base", "policies")) {
-		require.Contains(t, resources, obj.GetKind())
+	n := 0
+	for _, obj := range renderOverlay(t, filepath.Join(env.RepoRoot, "kustomize", "overlays", "all-in-one")) {
+		if _, ok := resources[obj.GetKind()]; !ok {
+			continue
+		}
+		n++
 		rc := dc.Resource(admissionregistrationv1.SchemeGroupVersion.WithResource(resources[obj.GetKind()]))
 		_, err := rc.Create(t.Context(), obj, metav1.CreateOptions{})
 		require.NoError(t, err, "create %s %s", obj.GetKind(), obj.GetName())
 		name := obj.GetName()
 		t.Cleanup(func() { _ = rc.Delete(context.Background(), name, metav1.DeleteOptions{}) })
 	}
+	require.Equal(t, 8, n, "four policies and their bindings: tenant binding, step tasks, namespace and Job deletion")
 }
 
 // waitPolicyActive waits until the tenant binding refuses a spoofed

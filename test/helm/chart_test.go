@@ -1,0 +1,436 @@
+package helm
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"helm.sh/helm/v4/pkg/action"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+var managers = []string{"deployments", "tasks", "workflows"}
+
+// TestChartLints runs `helm lint --strict` on the chart, with its defaults
+// and with every optional object switched on.
+func TestChartLints(t *testing.T) {
+	for name, set := range map[string][]string{
+		"defaults":      nil,
+		"everything on": {"monitoring.serviceMonitor.enabled=true", "monitoring.dashboard.enabled=true"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			lint := action.NewLint()
+			lint.Strict = true
+			lint.Namespace = "default"
+			lint.KubeVersion = kubeVersion
+			result := lint.Run([]string{chartDir}, values(t, set...))
+			assert.Equal(t, 1, result.TotalChartsLinted)
+			for _, msg := range result.Messages {
+				t.Logf("lint: %s", msg)
+			}
+			assert.Empty(t, result.Errors)
+		})
+	}
+}
+
+// TestDefaultRender checks what the defaults install: the whole suite as
+// kustomize/overlays/all-in-one has it, but the ServiceMonitor.
+func TestDefaultRender(t *testing.T) {
+	out := render(t)
+	ch := loadChart(t)
+	kinds := out.kinds()
+	for kind, n := range map[string]int{
+		"Namespace":           2,
+		"Deployment":          3,
+		"ServiceAccount":      3,
+		"Service":             3,
+		"PodDisruptionBudget": 3,
+		"ClusterRole":         3,
+		"ClusterRoleBinding":  3,
+		"NetworkPolicy":       1,
+		"ServiceMonitor":      0,
+		"ConfigMap":           0,
+	} {
+		assert.Equal(t, n, kinds[kind], "kind %s", kind)
+	}
+	generated := &rendered{objs: renderKustomize(t, filepath.Join(repoRoot, "manifests", "crd"))}
+	require.NotEmpty(t, generated.objs)
+	assert.ElementsMatch(t, generated.names("CustomResourceDefinition"), out.names("CustomResourceDefinition"),
+		"the CRDs manifests/crd/kustomization.yaml lists")
+	kustomize := &rendered{objs: renderKustomize(t, allInOne)}
+	require.NotEmpty(t, kustomize.ofKind("ValidatingAdmissionPolicy"))
+	assert.ElementsMatch(t, kustomize.names("ValidatingAdmissionPolicy"), out.names("ValidatingAdmissionPolicy"),
+		"the admission policies of the kustomize packaging")
+	assert.ElementsMatch(t, out.names("ValidatingAdmissionPolicy"), out.names("ValidatingAdmissionPolicyBinding"))
+	assert.Equal(t, kinds["Role"], kinds["RoleBinding"], "every Role is bound")
+
+	for _, obj := range out.objs {
+		labels := obj.GetLabels()
+		assert.Equal(t, "opsnorth-scheduler", labels["app.kubernetes.io/part-of"], "%s", key(obj))
+		assert.Equal(t, "Helm", labels["app.kubernetes.io/managed-by"], "%s", key(obj))
+		assert.Equal(t, releaseName, labels["app.kubernetes.io/instance"], "%s", key(obj))
+		if obj.GetKind() == "CustomResourceDefinition" || obj.GetKind() == "Namespace" {
+			assert.Equal(t, "keep", obj.GetAnnotations()["helm.sh/resource-policy"], "%s is kept on uninstall", key(obj))
+		} else {
+			assert.NotContains(t, obj.GetAnnotations(), "helm.sh/resource-policy", "%s", key(obj))
+		}
+	}
+	for _, ns := range out.ofKind("Namespace") {
+		assert.Equal(t, "restricted", ns.GetLabels()["pod-security.kubernetes.io/enforce"], "%s", key(ns))
+	}
+	for _, c := range managers {
+		d := deployment(t, out, "opsnorth-system", c)
+		require.Len(t, d.Spec.Template.Spec.Containers, 1)
+		container := d.Spec.Template.Spec.Containers[0]
+		assert.Equal(t, fmt.Sprintf("opsnorth/scheduler-%s:%s", c, ch.Metadata.AppVersion), container.Image,
+			"the image tag defaults to the appVersion")
+		assert.Equal(t, corev1.PullIfNotPresent, container.ImagePullPolicy)
+		assert.Equal(t, int32(2), *d.Spec.Replicas)
+		assert.Contains(t, container.Args, "--leader-elect=true")
+		assert.Contains(t, container.Args, "--leader-election-retry-period=500ms")
+		assert.Equal(t, "opsnorth-scheduler-"+c, d.Spec.Template.Spec.ServiceAccountName)
+	}
+	assert.Contains(t, out.notes, "kept on `helm uninstall`")
+}
+
+// TestAppVersionIsTheKustomizeImageTag: `make manifests` sets the chart's
+// appVersion from the tags kustomize pins; this catches a hand edit.
+func TestAppVersionIsTheKustomizeImageTag(t *testing.T) {
+	ch := loadChart(t)
+	for _, obj := range renderKustomize(t, allInOne) {
+		if obj.GetKind() != "Deployment" {
+			continue
+		}
+		var d appsv1.Deployment
+		require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &d))
+		image := d.Spec.Template.Spec.Containers[0].Image
+		assert.True(t, strings.HasSuffix(image, ":"+ch.Metadata.AppVersion), "%s: image %s, appVersion %s", key(obj), image, ch.Metadata.AppVersion)
+	}
+}
+
+// TestRenderVariations renders the chart with the switches users turn and
+// checks each does what values.yaml says.
+func TestRenderVariations(t *testing.T) {
+	defaults := render(t)
+	cases := []struct {
+		name  string
+		set   []string
+		check func(t *testing.T, out *rendered)
+	}{
+		{
+			name: "a manager disabled",
+			set:  []string{"managers.tasks.enabled=false"},
+			check: func(t *testing.T, out *rendered) {
+				for _, obj := range out.objs {
+					assert.NotContains(t, obj.GetName(), "opsnorth-scheduler-tasks", "%s of the disabled manager", key(obj))
+				}
+				assert.NotContains(t, out.names("ValidatingAdmissionPolicy"), "opsnorth-scheduler-job-deletion",
+					"the policy that constrains only the tasks manager goes with it")
+				assert.Contains(t, out.names("ValidatingAdmissionPolicy"), "opsnorth-scheduler-step-tasks",
+					"shared policies stay")
+				assert.Len(t, out.ofKind("CustomResourceDefinition"), len(defaults.ofKind("CustomResourceDefinition")))
+				assert.Len(t, out.ofKind("Deployment"), 2)
+				assert.NotNil(t, out.get("NetworkPolicy", "agent-tasks", "opsnorth-scheduler-agent-pods"),
+					"agent pods keep their policy without the tasks manager")
+			},
+		},
+		{
+			name: "crds.install=false",
+			set:  []string{"crds.install=false"},
+			check: func(t *testing.T, out *rendered) {
+				assert.Empty(t, out.ofKind("CustomResourceDefinition"))
+				assert.Len(t, out.objs, len(defaults.objs)-len(defaults.ofKind("CustomResourceDefinition")))
+				assert.Contains(t, out.notes, "crds.install is off")
+			},
+		},
+		{
+			name: "crds.keep=false",
+			set:  []string{"crds.keep=false"},
+			check: func(t *testing.T, out *rendered) {
+				require.NotEmpty(t, out.ofKind("CustomResourceDefinition"))
+				for _, crd := range out.ofKind("CustomResourceDefinition") {
+					assert.NotContains(t, crd.GetAnnotations(), "helm.sh/resource-policy", "%s", key(crd))
+					assert.Contains(t, crd.GetAnnotations(), "controller-gen.kubebuilder.io/version", "generated annotations stay")
+				}
+				assert.Contains(t, out.notes, "deletes the CRDs")
+			},
+		},
+		{
+			name: "namespaces neither created nor kept",
+			set:  []string{"namespaces.create=false"},
+			check: func(t *testing.T, out *rendered) {
+				assert.Empty(t, out.ofKind("Namespace"))
+			},
+		},
+		{
+			name: "namespaces.keep=false",
+			set:  []string{"namespaces.keep=false"},
+			check: func(t *testing.T, out *rendered) {
+				require.Len(t, out.ofKind("Namespace"), 2)
+				for _, ns := range out.ofKind("Namespace") {
+					assert.Empty(t, ns.GetAnnotations(), "%s", key(ns))
+				}
+			},
+		},
+		{
+			name: "monitoring on",
+			set:  []string{"monitoring.serviceMonitor.enabled=true", "monitoring.serviceMonitor.interval=15s", "monitoring.serviceMonitor.labels.release=prometheus", "monitoring.dashboard.enabled=true"},
+			check: func(t *testing.T, out *rendered) {
+				sm := out.get("ServiceMonitor", "opsnorth-system", "opsnorth-scheduler")
+				require.NotNil(t, sm)
+				assert.Equal(t, "prometheus", sm.GetLabels()["release"])
+				endpoints, _, _ := unstructured.NestedSlice(sm.Object, "spec", "endpoints")
+				require.Len(t, endpoints, 1)
+				assert.Equal(t, "15s", endpoints[0].(map[string]any)["interval"])
+				cm := out.get("ConfigMap", "opsnorth-system", "opsnorth-scheduler-dashboard")
+				require.NotNil(t, cm)
+				assert.Equal(t, "1", cm.GetLabels()["grafana_dashboard"])
+				dashboard, _, _ := unstructured.NestedString(cm.Object, "data", "opsnorth-scheduler.json")
+				var v map[string]any
+				require.NoError(t, json.Unmarshal([]byte(dashboard), &v), "the dashboard is JSON")
+				assert.Contains(t, v, "panels")
+			},
+		},
+		{
+			name: "policies and network policy off",
+			set:  []string{"policies.enabled=false", "taskNetworkPolicy.enabled=false"},
+			check: func(t *testing.T, out *rendered) {
+				assert.Empty(t, out.ofKind("ValidatingAdmissionPolicy"))
+				assert.Empty(t, out.ofKind("ValidatingAdmissionPolicyBinding"))
+				assert.Empty(t, out.ofKind("NetworkPolicy"))
+				assert.Contains(t, out.notes, "policies.enabled is off")
+			},
+		},
+		{
+			name: "extra network policy exceptions",
+			set:  []string{"taskNetworkPolicy.extraExcept={203.0.113.10/32,2001:db8::1/128}"},
+			check: func(t *testing.T, out *rendered) {
+				np := networkPolicy(t, out)
+				var v4, v6 []string
+				for _, rule := range np.Spec.Egress {
+					for _, peer := range rule.To {
+						if peer.IPBlock == nil {
+							continue
+						}
+						if strings.Contains(peer.IPBlock.CIDR, ":") {
+							v6 = peer.IPBlock.Except
+						} else {
+							v4 = peer.IPBlock.Except
+						}
+					}
+				}
+				assert.Contains(t, v4, "203.0.113.10/32")
+				assert.NotContains(t, v4, "2001:db8::1/128")
+				assert.Contains(t, v6, "2001:db8::1/128")
+				assert.Contains(t, v4, "10.0.0.0/8", "the packaged exceptions stay")
+			},
+		},
+		{
+			name: "other namespaces",
+			set:  []string{"namespaces.system=ops", "namespaces.tasks=agents"},
+			check: func(t *testing.T, out *rendered) {
+				assert.NotContains(t, out.manifest, "opsnorth-system", "every reference to the managers' namespace follows the value")
+				assert.NotContains(t, out.manifest, "agent-tasks", "every reference to the task namespace follows the value")
+				assert.ElementsMatch(t, []string{"ops", "agents"}, out.names("Namespace"))
+				for _, obj := range out.objs {
+					if ns := obj.GetNamespace(); ns != "" {
+						assert.Contains(t, []string{"ops", "agents"}, ns, "%s", key(obj))
+					}
+				}
+				assert.NotNil(t, out.get("Role", "agents", "opsnorth-scheduler-tasks"), "generated Roles follow their namespace")
+				assert.NotNil(t, out.get("Role", "ops", "opsnorth-scheduler-workflows"))
+				assert.Contains(t, out.manifest, "system:serviceaccount:ops:opsnorth-scheduler-workflows",
+					"the policies name the ServiceAccounts where they are")
+				tasks := deployment(t, out, "ops", "tasks")
+				assert.Contains(t, tasks.Spec.Template.Spec.Containers[0].Env, corev1.EnvVar{Name: "TASK_NAMESPACE", Value: "agents"})
+				workflows := deployment(t, out, "ops", "workflows")
+				assert.Contains(t, workflows.Spec.Template.Spec.Containers[0].Env, corev1.EnvVar{Name: "WORKFLOW_NAMESPACE", Value: "agents"})
+				assert.Equal(t, "agents", networkPolicy(t, out).Namespace)
+			},
+		},
+		{
+			name: "one replica, no PDB",
+			set:  []string{"managers.workflows.replicas=1"},
+			check: func(t *testing.T, out *rendered) {
+				assert.Nil(t, out.get("PodDisruptionBudget", "opsnorth-system", "opsnorth-scheduler-workflows"),
+					"minAvailable 1 of one replica would block every drain")
+				assert.Len(t, out.ofKind("PodDisruptionBudget"), 2)
+				assert.Equal(t, int32(1), *deployment(t, out, "opsnorth-system", "workflows").Spec.Replicas)
+			},
+		},
+		{
+			name: "image, args, env, scheduling and leader election",
+			set: []string{
+				"managers.deployments.image.repository=registry.example.com/ud",
+				"managers.deployments.image.tag=v9.9.9",
+				"managers.deployments.image.pullPolicy=Always",
+				"managers.deployments.args={--namespace-prefix=u,--zap-log-level=debug}",
+				"managers.deployments.env[0].name=TIER_CONFIG",
+				"managers.deployments.env[0].value=/etc/tiers.yaml",
+				"managers.deployments.deploymentDomain=apps.example.org",
+				"managers.deployments.leaderElection.leaseDuration=30s",
+				"managers.deployments.leaderElection.renewDeadline=20s",
+				"managers.deployments.leaderElection.retryPeriod=2s",
+				"managers.deployments.nodeSelector.pool=system",
+				"managers.deployments.tolerations[0].key=dedicated",
+				"managers.deployments.tolerations[0].operator=Exists",
+				"managers.deployments.priorityClassName=system-cluster-critical",
+				"managers.deployments.resources.limits.memory=1Gi",
+				"managers.deployments.kubeAPI.burst=1000000",
+				"managers.deployments.gogc=off",
+				"managers.deployments.podAnnotations.team=platform",
+				"managers.deployments.serviceAccount.annotations.iam=role",
+				"imagePullSecrets[0].name=registry",
+				"commonLabels.team=platform",
+			},
+			check: func(t *testing.T, out *rendered) {
+				d := deployment(t, out, "opsnorth-system", "deployments")
+				pod := d.Spec.Template.Spec
+				c := pod.Containers[0]
+				assert.Equal(t, "registry.example.com/ud:v9.9.9", c.Image)
+				assert.Equal(t, corev1.PullAlways, c.ImagePullPolicy)
+				assert.Subset(t, c.Args, []string{
+					"--namespace-prefix=u", "--zap-log-level=debug", "--leader-election-lease-duration=30s",
+					"--leader-election-renew-deadline=20s", "--leader-election-retry-period=2s",
+				})
+				assert.Contains(t, c.Env, corev1.EnvVar{Name: "TIER_CONFIG", Value: "/etc/tiers.yaml"})
+				assert.Contains(t, c.Env, corev1.EnvVar{Name: "DEPLOYMENT_DOMAIN", Value: "apps.example.org"})
+				assert.Contains(t, c.Env, corev1.EnvVar{Name: "KUBE_API_BURST", Value: "1000000"}, "large numbers stay integers")
+				assert.Contains(t, c.Env, corev1.EnvVar{Name: "GOGC", Value: "off"})
+				assert.Equal(t, "1Gi", c.Resources.Limits.Memory().String())
+				assert.Equal(t, "100m", c.Resources.Requests.Cpu().String(), "the other defaults stay")
+				assert.Equal(t, map[string]string{"pool": "system"}, pod.NodeSelector)
+				assert.Equal(t, []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpExists}}, pod.Tolerations)
+				assert.Equal(t, "system-cluster-critical", pod.PriorityClassName)
+				assert.Equal(t, []corev1.LocalObjectReference{{Name: "registry"}}, pod.ImagePullSecrets)
+				assert.Equal(t, "platform", d.Spec.Template.Annotations["team"])
+				assert.Equal(t, "role", out.get("ServiceAccount", "opsnorth-system", "opsnorth-scheduler-deployments").GetAnnotations()["iam"])
+				for _, obj := range out.objs {
+					assert.Equal(t, "platform", obj.GetLabels()["team"], "%s", key(obj))
+				}
+				tasks := deployment(t, out, "opsnorth-system", "tasks").Spec.Template.Spec.Containers[0]
+				assert.Equal(t, "opsnorth/scheduler-tasks:"+loadChart(t).Metadata.AppVersion, tasks.Image, "the other managers keep theirs")
+				assert.Contains(t, tasks.Env, corev1.EnvVar{Name: "GOGC", Value: "50"})
+			},
+		},
+		{
+			name: "leader election off, one replica",
+			set:  []string{"managers.tasks.replicas=1", "managers.tasks.leaderElection.enabled=false"},
+			check: func(t *testing.T, out *rendered) {
+				args := deployment(t, out, "opsnorth-system", "tasks").Spec.Template.Spec.Containers[0].Args
+				assert.Contains(t, args, "--leader-elect=false")
+				assert.False(t, slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--leader-election-") }), "%v", args)
+			},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.check(t, render(t, tc.set...))
+		})
+	}
+}
+
+// TestValuesRefused: values the schema (or, where a schema cannot say it,
+// the templates) refuse, so `helm install` fails before anything is applied.
+// Each error names the offending key.
+func TestValuesRefused(t *testing.T) {
+	cases := []struct {
+		set  []string
+		want string // in the error
+	}{
+		{[]string{"managers.tasks.image.pullPolicy=Sometimes"}, "/managers/tasks/image/pullPolicy"},
+		{[]string{"managers.tasks.image.repository="}, "/managers/tasks/image/repository"},
+		{[]string{"managers.tasks.replicas=-1"}, "/managers/tasks/replicas"},
+		{[]string{"managers.tasks.replicas=two"}, "/managers/tasks/replicas"},
+		{[]string{"managers.tasks.replicas=1.5"}, "/managers/tasks/replicas"},
+		{[]string{"managers.deployments.maxConcurrentReconciles=0"}, "/managers/deployments/maxConcurrentReconciles"},
+		{[]string{"managers.workflows.kubeAPI.qps=0"}, "/managers/workflows/kubeAPI/qps"},
+		{[]string{"managers.workflows.kubeAPI.qps=12.5"}, "/managers/workflows/kubeAPI/qps"}, // --set makes it a string: --set-json it
+		{[]string{"managers.workflows.kubeAPI.burst=0"}, "/managers/workflows/kubeAPI/burst"},
+		{[]string{"managers.tasks.leaderElection.leaseDuration=15"}, "/managers/tasks/leaderElection/leaseDuration"},
+		{[]string{"managers.tasks.leaderElection.retryPeriod=half a second"}, "/managers/tasks/leaderElection/retryPeriod"},
+		{[]string{"managers.tasks.leaderElection.enabled=yes"}, "/managers/tasks/leaderElection/enabled"},
+		{[]string{"managers.tasks.replica=3"}, "replica"},
+		{[]string{"managers.tasks.deploymentDomain=apps.example.com"}, "deploymentDomain"},
+		{[]string{"managers.scheduler.enabled=true"}, "scheduler"},
+		{[]string{"replicas=3"}, "replicas"},
+		{[]string{"crds.install=yes"}, "/crds/install"},
+		{[]string{"crds.keeps=true"}, "keeps"},
+		{[]string{"namespaces.system=Opsnorth_System"}, "/namespaces/system"},
+		{[]string{"namespaces.tasks="}, "/namespaces/tasks"},
+		{[]string{"managers.deployments.deploymentDomain="}, "/managers/deployments/deploymentDomain"},
+		{[]string{"managers.deployments.deploymentDomain=https://apps.example.com"}, "/managers/deployments/deploymentDomain"},
+		{[]string{"managers.deployments.clusterSecretStore="}, "/managers/deployments/clusterSecretStore"},
+		{[]string{"managers.tasks.env[0].name=X", "managers.tasks.env[0].value=5"}, "/managers/tasks/env/0/value"},
+		{[]string{"managers.tasks.env[0].value=x"}, "/managers/tasks/env/0"},
+		{[]string{"managers.tasks.args={webhook-timeout=5s}"}, "/managers/tasks/args/0"},
+		{[]string{"managers.tasks.args=--webhook-timeout=5s"}, "/managers/tasks/args"},
+		{[]string{"managers.tasks.resources.limits.memory=lots"}, "/managers/tasks/resources/limits/memory"},
+		{[]string{"managers.tasks.resources.limit.memory=1Gi"}, "limit"},
+		{[]string{"managers.tasks.gogc=0"}, "/managers/tasks/gogc"},
+		{[]string{"managers.tasks.gogc=sometimes"}, "/managers/tasks/gogc"},
+		{[]string{"managers.tasks.podDisruptionBudget.minAvailable=half"}, "/managers/tasks/podDisruptionBudget/minAvailable"},
+		{[]string{"managers.tasks.terminationGracePeriodSeconds=-1"}, "/managers/tasks/terminationGracePeriodSeconds"},
+		{[]string{"managers.tasks.nodeSelector.pool=1"}, "/managers/tasks/nodeSelector/pool"},
+		{[]string{"taskNetworkPolicy.extraExcept={not-a-cidr}"}, "/taskNetworkPolicy/extraExcept/0"},
+		{[]string{"monitoring.serviceMonitor.interval=soon"}, "/monitoring/serviceMonitor/interval"},
+		{[]string{"monitoring.serviceMonitor.enabled=1"}, "/monitoring/serviceMonitor/enabled"},
+		{[]string{"imagePullSecrets[0].secret=x"}, "/imagePullSecrets/0"},
+		// What the templates refuse.
+		{[]string{"namespaces.tasks=opsnorth-system"}, "namespaces.system and namespaces.tasks must differ"},
+		{[]string{"managers.tasks.leaderElection.enabled=false"}, "managers.tasks: 2 replicas need leaderElection.enabled"},
+	}
+	ch := loadChart(t)
+	for _, tc := range cases {
+		t.Run(strings.Join(tc.set, ","), func(t *testing.T) {
+			_, err := renderChart(ch, values(t, tc.set...))
+			require.Error(t, err, "helm accepted %v", tc.set)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+}
+
+// TestValuesAccepted: the other spellings the schema allows render.
+func TestValuesAccepted(t *testing.T) {
+	for _, set := range [][]string{
+		{"managers.tasks.podDisruptionBudget.minAvailable=50%"},
+		{"managers.tasks.gogc=200"},
+		{"managers.tasks.resources.limits.cpu=2", "managers.tasks.resources.requests.memory=1e9"},
+		{"managers.tasks.replicas=0"},
+		{"json:managers.tasks.kubeAPI.qps=12.5"},
+		{"managers.tasks.env[0].name=X", "managers.tasks.env[0].valueFrom.secretKeyRef.name=s", "managers.tasks.env[0].valueFrom.secretKeyRef.key=k"},
+		{"managers.tasks.leaderElection.leaseDuration=1m30s"},
+		{"global.imageRegistry=example.com"},
+	} {
+		t.Run(strings.Join(set, ","), func(t *testing.T) {
+			render(t, set...)
+		})
+	}
+}
+
+func deployment(t *testing.T, out *rendered, namespace, component string) *appsv1.Deployment {
+	t.Helper()
+	obj := out.get("Deployment", namespace, "opsnorth-scheduler-"+component)
+	require.NotNil(t, obj, "Deployment %s/opsnorth-scheduler-%s", namespace, component)
+	var d appsv1.Deployment
+	require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &d))
+	return &d
+}
+
+func networkPolicy(t *testing.T, out *rendered) *networkingv1.NetworkPolicy {
+	t.Helper()
+	objs := out.ofKind("NetworkPolicy")
+	require.Len(t, objs, 1)
+	var np networkingv1.NetworkPolicy
+	require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructured(objs[0].Object, &np))
+	return &np
+}

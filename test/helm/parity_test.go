@@ -1,0 +1,130 @@
+package helm
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// TestChartMatchesKustomize renders the chart (defaults, ServiceMonitor on)
+// and kustomize/overlays/all-in-one and requires the same install: the same
+// objects, the same RBAC rules (compared as sets of single permissions) and
+// bindings, the same CRDs, admission policies, NetworkPolicy, Services,
+// PodDisruptionBudgets, and manager pods hardened and probed alike. The chart
+// may add labels and annotations, and flags and env vars whose values are the
+// binaries' defaults.
+func TestChartMatchesKustomize(t *testing.T) {
+	chart := byKey(t, render(t, "monitoring.serviceMonitor.enabled=true").objs)
+	kustomize := byKey(t, renderKustomize(t, allInOne))
+	assert.ElementsMatch(t, slices.Collect(maps.Keys(kustomize)), slices.Collect(maps.Keys(chart)),
+		"the chart and the all-in-one overlay install the same objects")
+
+	for k, want := range kustomize {
+		got, ok := chart[k]
+		if !ok {
+			continue
+		}
+		t.Run(k, func(t *testing.T) {
+			for key, value := range want.GetLabels() {
+				assert.Equal(t, value, got.GetLabels()[key], "label %s", key)
+			}
+			switch want.GetKind() {
+			case "ClusterRole", "Role":
+				assert.Equal(t, permissions(t, want), permissions(t, got), "rules")
+			case "ClusterRoleBinding", "RoleBinding":
+				assert.Equal(t, binding(t, want), binding(t, got))
+			case "CustomResourceDefinition":
+				assert.Equal(t, want.Object["spec"], got.Object["spec"], "the CRD's spec")
+				for key, value := range want.GetAnnotations() {
+					assert.Equal(t, value, got.GetAnnotations()[key], "annotation %s", key)
+				}
+			case "Deployment":
+				assertSameManagerDeployment(t, want, got)
+			case "Namespace", "ServiceAccount":
+				// Labels, compared above, are all they have.
+			default:
+				// Policies, their bindings, Services, PDBs, NetworkPolicy,
+				// ServiceMonitor: their whole spec.
+				require.Contains(t, want.Object, "spec", "a %s without spec: compare it otherwise", want.GetKind())
+				assert.Equal(t, want.Object["spec"], got.Object["spec"])
+			}
+		})
+	}
+}
+
+// permissions expands a Role's or ClusterRole's rules into single
+// permissions (group, resource, resourceName, verb), sorted: rules that grant
+// the same, however grouped, compare equal.
+func permissions(t *testing.T, obj *unstructured.Unstructured) []string {
+	t.Helper()
+	var role rbacv1.ClusterRole // Role and ClusterRole share the rules' shape
+	require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &role))
+	set := map[string]bool{}
+	for _, r := range role.Rules {
+		names := r.ResourceNames
+		if len(names) == 0 {
+			names = []string{"*"}
+		}
+		for _, verb := range r.Verbs {
+			for _, url := range r.NonResourceURLs {
+				set[fmt.Sprintf("url=%s verb=%s", url, verb)] = true
+			}
+			for _, group := range r.APIGroups {
+				for _, res := range r.Resources {
+					for _, name := range names {
+						set[fmt.Sprintf("group=%q resource=%s name=%s verb=%s", group, res, name, verb)] = true
+					}
+				}
+			}
+		}
+	}
+	require.NotEmpty(t, set, "%s grants nothing", key(obj))
+	return slices.Sorted(maps.Keys(set))
+}
+
+// binding is a binding's role and subjects, subjects sorted.
+func binding(t *testing.T, obj *unstructured.Unstructured) string {
+	t.Helper()
+	var b rbacv1.ClusterRoleBinding // RoleBinding has the same shape
+	require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &b))
+	var subjects []string
+	for _, s := range b.Subjects {
+		subjects = append(subjects, fmt.Sprintf("%s %s/%s", s.Kind, s.Namespace, s.Name))
+	}
+	sort.Strings(subjects)
+	return fmt.Sprintf("%s %s -> %s", b.RoleRef.Kind, b.RoleRef.Name, strings.Join(subjects, ", "))
+}
+
+// assertSameManagerDeployment compares a manager Deployment field by field:
+// everything equal but the container's pull policy (which kustomize leaves to
+// the API server's default), its flags and env, of which the chart must have
+// every one of kustomize's.
+func assertSameManagerDeployment(t *testing.T, wantObj, gotObj *unstructured.Unstructured) {
+	t.Helper()
+	var want, got appsv1.Deployment
+	require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructured(wantObj.Object, &want))
+	require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructured(gotObj.Object, &got))
+	require.Len(t, got.Spec.Template.Spec.Containers, len(want.Spec.Template.Spec.Containers))
+	for i := range want.Spec.Template.Spec.Containers {
+		w, g := &want.Spec.Template.Spec.Containers[i], &got.Spec.Template.Spec.Containers[i]
+		assert.Subset(t, g.Args, w.Args, "container %s: kustomize's flags", w.Name)
+		assert.Subset(t, g.Env, w.Env, "container %s: kustomize's env", w.Name)
+		w.Args, g.Args, w.Env, g.Env = nil, nil, nil, nil
+		g.ImagePullPolicy = ""
+	}
+	for key, value := range want.Spec.Template.Labels {
+		assert.Equal(t, value, got.Spec.Template.Labels[key], "pod label %s", key)
+	}
+	want.Spec.Template.Labels, got.Spec.Template.Labels = nil, nil
+	assert.Equal(t, want.Spec, got.Spec)
+}

@@ -1,0 +1,455 @@
+//go:build e2e
+
+package install
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/restmapper"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/yaml"
+
+	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
+	"opsnorth.io/scheduler/generated/clientset/versioned"
+	"opsnorth.io/scheduler/pkg/labelkeys"
+	"opsnorth.io/scheduler/pkg/localcluster"
+)
+
+// The samples the tests run as users' objects, and their namespaces.
+const (
+	schedulerGroup = "scheduler.opsnorth.io/v1alpha1"
+	sampleApp      = "manifests/samples/userdeployment-hello.yaml"
+	// sampleConfiguredApp is an app from a template, with ConfigMaps of
+	// env and files and a claim (sampleTemplate first).
+	sampleConfiguredApp = "manifests/samples/userdeployment-shop.yaml"
+	sampleTemplate      = "manifests/samples/deploymenttemplate-web-app.yaml"
+	sampleTask          = "manifests/samples/agenttask-minimal.yaml"
+	sampleWorkflow      = "manifests/samples/workflow-research-report.yaml"
+	appNamespace        = "default"
+	taskNamespace       = "agent-tasks"
+)
+
+// timeout bounds every wait: generous, the machine is shared.
+const timeout = 90 * time.Second
+
+const tick = 200 * time.Millisecond
+
+// kubectl runs the cluster's kubectl as the admin, in the repository root so
+// that paths are the documented ones (kustomize/overlays/tasks), and returns
+// its combined output.
+func kubectl(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	c := requireCluster(t)
+	cmd := exec.CommandContext(t.Context(), c.Binary("kubectl"), append([]string{"--kubeconfig=" + c.AdminKubeconfig}, args...)...)
+	cmd.Dir = root
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	return out.String(), err
+}
+
+// mustKubectl is kubectl that fails the test on a non-zero exit.
+func mustKubectl(t *testing.T, args ...string) string {
+	t.Helper()
+	out, err := kubectl(t, args...)
+	require.NoError(t, err, "kubectl %s:\n%s", strings.Join(args, " "), out)
+	return out
+}
+
+// applyKustomize applies the kustomize directory dir (relative to the
+// repository root) as the kustomizations' comments tell users to:
+// `kubectl apply --server-side -k <dir>`.
+func applyKustomize(t *testing.T, dir string) {
+	t.Helper()
+	start := time.Now()
+	out := mustKubectl(t, "apply", "--server-side", "-k", dir)
+	t.Logf("kubectl apply --server-side -k %s: %d objects in %s", dir, strings.Count(out, "\n"), time.Since(start).Round(time.Millisecond))
+}
+
+// render is `kustomize build` of dir (relative to the repository root): the
+// objects `kubectl apply -k` and `kubectl delete -k` act on.
+func render(t *testing.T, dir string) []*unstructured.Unstructured {
+	t.Helper()
+	resMap, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), filepath.Join(root, dir))
+	require.NoError(t, err, "kustomize build %s", dir)
+	var objs []*unstructured.Unstructured
+	for _, res := range resMap.Resources() {
+		m, err := res.Map()
+		require.NoError(t, err)
+		objs = append(objs, &unstructured.Unstructured{Object: m})
+	}
+	return objs
+}
+
+// readSample reads the one object of a manifest file (relative to the
+// repository root) into obj.
+func readSample(t *testing.T, file string, obj any) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(root, file))
+	require.NoError(t, err)
+	require.NoError(t, yaml.UnmarshalStrict(data, obj), file)
+}
+
+// ofKind returns the objects of kind.
+func ofKind(objs []*unstructured.Unstructured, kind string) []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	for _, obj := range objs {
+		if obj.GetKind() == kind {
+			out = append(out, obj)
+		}
+	}
+	return out
+}
+
+// describe is "<Kind> <namespace>/<name>" (or "<Kind> <name>").
+func describe(obj *unstructured.Unstructured) string {
+	if ns := obj.GetNamespace(); ns != "" {
+		return obj.GetKind() + " " + ns + "/" + obj.GetName()
+	}
+	return obj.GetKind() + " " + obj.GetName()
+}
+
+// getter reads objects of any kind, such as rendered ones, from the cluster.
+type getter struct {
+	dyn    dynamic.Interface
+	mapper *restmapper.DeferredDiscoveryRESTMapper
+}
+
+// newGetter discovers the cluster's kinds afresh (CRDs applied since are
+// found).
+func newGetter(t *testing.T) *getter {
+	t.Helper()
+	c := requireCluster(t)
+	return &getter{dyn: c.Dynamic, mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(c.Clientset.Discovery()))}
+}
+
+// get reads obj's live version.
+func (g *getter) get(ctx context.Context, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	gvk := obj.GroupVersionKind()
+	mapping, err := g.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if meta.IsNoMatchError(err) {
+		g.mapper.Reset()
+		mapping, err = g.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("map %s: %w", gvk, err)
+	}
+	var ri dynamic.ResourceInterface = g.dyn.Resource(mapping.Resource)
+	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
+		ri = g.dyn.Resource(mapping.Resource).Namespace(obj.GetNamespace())
+	}
+	return ri.Get(ctx, obj.GetName(), metav1.GetOptions{})
+}
+
+// requireLive fails unless every object exists and is not being deleted.
+func requireLive(t *testing.T, objs []*unstructured.Unstructured) {
+	t.Helper()
+	g := newGetter(t)
+	for _, obj := range objs {
+		live, err := g.get(t.Context(), obj)
+		require.NoError(t, err, "%s", describe(obj))
+		require.Nil(t, live.GetDeletionTimestamp(), "%s is being deleted", describe(obj))
+	}
+}
+
+// waitGone waits until none of the objects exists.
+func waitGone(t *testing.T, objs []*unstructured.Unstructured) {
+	t.Helper()
+	g := newGetter(t)
+	for _, obj := range objs {
+		waitFor(t, describe(obj)+" gone", func() (bool, string) {
+			_, err := g.get(t.Context(), obj)
+			if apierrors.IsNotFound(err) {
+				return true, ""
+			}
+			return false, fmt.Sprintf("get: %v", err)
+		})
+	}
+}
+
+// waitFor polls cond every tick until it holds, for at most timeout; cond
+// returns whether it holds and, when not, what it saw, which the failure
+// reports.
+func waitFor(t *testing.T, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		ok, state := cond()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %s; last seen: %s", what, timeout, state)
+		}
+		select {
+		case <-t.Context().Done():
+			t.Fatalf("%s: %v; last seen: %s", what, t.Context().Err(), state)
+		case <-time.After(tick):
+		}
+	}
+}
+
+// waitEstablished waits until every CustomResourceDefinition among objs is
+// Established, so objects of its kind can be created.
+func waitEstablished(t *testing.T, objs []*unstructured.Unstructured) {
+	t.Helper()
+	args := []string{"wait", "--for=condition=Established", "--timeout=" + timeout.String()}
+	for _, crd := range ofKind(objs, "CustomResourceDefinition") {
+		args = append(args, "customresourcedefinition/"+crd.GetName())
+	}
+	if len(args) > 3 {
+		mustKubectl(t, args...)
+	}
+}
+
+// waitAvailable waits until every Deployment among objs is Available: on
+// the kwok node, its fake pods passed scheduling and Pod Security admission
+// and became ready.
+func waitAvailable(t *testing.T, objs []*unstructured.Unstructured) {
+	t.Helper()
+	for _, d := range ofKind(objs, "Deployment") {
+		mustKubectl(t, "wait", "-n", d.GetNamespace(), "--for=condition=Available", "--timeout="+timeout.String(), "deployment/"+d.GetName())
+	}
+}
+
+// managerSeq numbers manager processes: names must be unique in a cluster.
+var managerSeq atomic.Int32
+
+// startManagers starts one local process per component as the packaging
+// installed that manager: it finds the component's Deployment in namespace
+// (label app.kubernetes.io/component=<component>), requires the
+// ServiceAccount it names to exist (the packaging must create it), and runs
+// the manager binary authenticated as that ServiceAccount with the
+// Deployment's literal env (localcluster.PackagedManagerOf). The processes
+// are stopped when the test ends.
+func startManagers(t *testing.T, namespace string, components ...string) map[string]*localcluster.Manager {
+	t.Helper()
+	c := requireCluster(t)
+	packaged := map[string]localcluster.PackagedManager{}
+	for _, comp := range components {
+		list, err := c.Clientset.AppsV1().Deployments(namespace).List(t.Context(),
+			metav1.ListOptions{LabelSelector: "app.kubernetes.io/component=" + comp})
+		require.NoError(t, err)
+		require.Len(t, list.Items, 1, "one Deployment of the %s manager in %s", comp, namespace)
+		p := localcluster.PackagedManagerOf(&list.Items[0])
+		_, err = c.Clientset.CoreV1().ServiceAccounts(p.Namespace).Get(t.Context(), p.ServiceAccount, metav1.GetOptions{})
+		require.NoError(t, err, "the ServiceAccount %s/%s the %s Deployment names", p.Namespace, p.ServiceAccount, comp)
+		packaged[comp] = p
+	}
+	var (
+		mu   sync.Mutex
+		wg   sync.WaitGroup
+		errs []error
+	)
+	started := map[string]*localcluster.Manager{}
+	start := time.Now()
+	for comp, p := range packaged {
+		wg.Go(func() {
+			name := fmt.Sprintf("%s-%d", comp, managerSeq.Add(1))
+			m, err := c.StartPackagedManager(t.Context(), name, comp, bins[comp], p)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, fmt.Errorf("start the %s manager as %s/%s: %w", comp, p.Namespace, p.ServiceAccount, err))
+				return
+			}
+			started[comp] = m
+		})
+	}
+	wg.Wait()
+	for _, m := range started {
+		t.Cleanup(func() { stopManager(t, m) })
+	}
+	require.NoError(t, errors.Join(errs...))
+	t.Logf("started the managers %s in %s", strings.Join(components, ", "), time.Since(start).Round(time.Millisecond))
+	return started
+}
+
+// stopManager stops a manager process, as the kubelet stops the pods of a
+// deleted Deployment; stopping one already stopped does nothing.
+func stopManager(t *testing.T, m *localcluster.Manager) {
+	t.Helper()
+	if err := m.Process.Stop(10 * time.Second); err != nil && !localcluster.OnlyKilled(err) {
+		t.Errorf("stop %s: %v", m.Process.Name, err)
+	}
+}
+
+// requireNoRBACRefusal fails if a manager's log shows the API server's
+// authorizer refusing it: the packaging must grant each manager all it
+// needs.
+func requireNoRBACRefusal(t *testing.T, managers ...*localcluster.Manager) {
+	t.Helper()
+	for _, m := range managers {
+		data, err := os.ReadFile(m.Process.LogPath)
+		require.NoError(t, err)
+		for line := range strings.SplitSeq(string(data), "\n") {
+			// The authorizer's refusal names the user; other "forbidden"
+			// answers (an admission policy's, a terminating namespace) are
+			// not about RBAC.
+			if strings.Contains(line, `is forbidden: User \"system:serviceaccount:`) ||
+				strings.Contains(line, `is forbidden: User "system:serviceaccount:`) {
+				t.Fatalf("the %s manager was refused by RBAC: %s", m.Component, line)
+			}
+		}
+	}
+}
+
+// scheduler is an admin client of the scheduler API.
+func scheduler(t *testing.T) versioned.Interface {
+	t.Helper()
+	cs, err := versioned.NewForConfig(requireCluster(t).Config)
+	require.NoError(t, err)
+	return cs
+}
+
+// usersObjects returns what users own after the samples converged: the app
+// and what appObjects lists with it, the task, the workflow and its step
+// tasks.
+func usersObjects(t *testing.T, cs versioned.Interface, app, task, workflow string) []*unstructured.Unstructured {
+	t.Helper()
+	objs := []*unstructured.Unstructured{
+		ref(schedulerGroup, "AgentTask", taskNamespace, task),
+		ref(schedulerGroup, "Workflow", taskNamespace, workflow),
+	}
+	wf, err := cs.SchedulerV1alpha1().Workflows(taskNamespace).Get(t.Context(), workflow, metav1.GetOptions{})
+	require.NoError(t, err)
+	require.NotEmpty(t, wf.Status.StepStatuses)
+	for _, s := range wf.Status.StepStatuses {
+		require.NotEmpty(t, s.TaskName, "step %s", s.Name)
+		objs = append(objs, ref(schedulerGroup, "AgentTask", taskNamespace, s.TaskName))
+	}
+	return append(objs, appObjects(t, cs, app)...)
+}
+
+// appObjects returns a converged UserDeployment, its user namespace and
+// every Deployment, Service and ConfigMap in that namespace (the app's
+// children; kube-root-ca.crt too). It logs how many ConfigMaps the manager
+// created (label app.kubernetes.io/managed-by).
+func appObjects(t *testing.T, cs versioned.Interface, app string) []*unstructured.Unstructured {
+	t.Helper()
+	objs := []*unstructured.Unstructured{ref(schedulerGroup, "UserDeployment", appNamespace, app)}
+	ud, err := cs.SchedulerV1alpha1().UserDeployments(appNamespace).Get(t.Context(), app, metav1.GetOptions{})
+	require.NoError(t, err)
+	ns := ud.Status.Namespace
+	require.NotEmpty(t, ns, "the app's user namespace")
+	objs = append(objs, ref("v1", "Namespace", "", ns))
+	kube := requireCluster(t).Clientset
+	deployments, err := kube.AppsV1().Deployments(ns).List(t.Context(), metav1.ListOptions{})
+	require.NoError(t, err)
+	require.NotEmpty(t, deployments.Items, "the app's Deployments in %s", ns)
+	for _, d := range deployments.Items {
+		objs = append(objs, ref("apps/v1", "Deployment", ns, d.Name))
+	}
+	services, err := kube.CoreV1().Services(ns).List(t.Context(), metav1.ListOptions{})
+	require.NoError(t, err)
+	require.NotEmpty(t, services.Items, "the app's Services in %s", ns)
+	for _, s := range services.Items {
+		objs = append(objs, ref("v1", "Service", ns, s.Name))
+	}
+	configMaps, err := kube.CoreV1().ConfigMaps(ns).List(t.Context(), metav1.ListOptions{})
+	require.NoError(t, err)
+	managed := 0
+	for _, cm := range configMaps.Items {
+		objs = append(objs, ref("v1", "ConfigMap", ns, cm.Name))
+		if cm.Labels[labelkeys.ManagedBy] == labelkeys.ManagedByValue {
+			managed++
+		}
+	}
+	t.Logf("UserDeployment %s: user namespace %s with %d Deployments, %d Services, %d ConfigMaps (%d the app's)",
+		app, ns, len(deployments.Items), len(services.Items), len(configMaps.Items), managed)
+	return objs
+}
+
+// managedConfigMaps counts the ConfigMaps among objs that the deployments
+// manager created.
+func managedConfigMaps(t *testing.T, objs []*unstructured.Unstructured) int {
+	t.Helper()
+	g := newGetter(t)
+	n := 0
+	for _, obj := range ofKind(objs, "ConfigMap") {
+		live, err := g.get(t.Context(), obj)
+		require.NoError(t, err, "%s", describe(obj))
+		if live.GetLabels()[labelkeys.ManagedBy] == labelkeys.ManagedByValue {
+			n++
+		}
+	}
+	return n
+}
+
+// ref is an object by its identity only, for getter.
+func ref(apiVersion, kind, namespace, name string) *unstructured.Unstructured {
+	obj := &unstructured.Unstructured{}
+	obj.SetAPIVersion(apiVersion)
+	obj.SetKind(kind)
+	obj.SetNamespace(namespace)
+	obj.SetName(name)
+	return obj
+}
+
+// uids reads each object's UID, by describe.
+func uids(t *testing.T, objs []*unstructured.Unstructured) map[string]types.UID {
+	t.Helper()
+	g := newGetter(t)
+	out := make(map[string]types.UID, len(objs))
+	for _, obj := range objs {
+		live, err := g.get(t.Context(), obj)
+		require.NoError(t, err, "%s", describe(obj))
+		out[describe(obj)] = live.GetUID()
+	}
+	return out
+}
+
+func appReady(t *testing.T, cs versioned.Interface, name string) func() (bool, string) {
+	return func() (bool, string) {
+		ud, err := cs.SchedulerV1alpha1().UserDeployments(appNamespace).Get(t.Context(), name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		state := "phase " + string(ud.Status.Phase)
+		if c := meta.FindStatusCondition(ud.Status.Conditions, v1alpha1.ConditionReady); c != nil {
+			state += ", " + c.Reason + ": " + c.Message
+		}
+		return ud.Status.Phase == v1alpha1.PhaseReady && meta.IsStatusConditionTrue(ud.Status.Conditions, v1alpha1.ConditionReady), state
+	}
+}
+
+func taskSucceeded(t *testing.T, cs versioned.Interface, name string) func() (bool, string) {
+	return func() (bool, string) {
+		at, err := cs.SchedulerV1alpha1().AgentTasks(taskNamespace).Get(t.Context(), name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		return at.Status.Phase == v1alpha1.TaskSucceeded,
+			fmt.Sprintf("phase %s, reason %s: %s", at.Status.Phase, at.Status.Reason, at.Status.Message)
+	}
+}
+
+func workflowSucceeded(t *testing.T, cs versioned.Interface, name string) func() (bool, string) {
+	return func() (bool, string) {
+		wf, err := cs.SchedulerV1alpha1().Workflows(taskNamespace).Get(t.Context(), name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		return wf.Status.Phase == v1alpha1.WorkflowSucceeded, fmt.Sprintf("phase %s: %s", wf.Status.Phase, wf.Status.Message)
+	}
+}
