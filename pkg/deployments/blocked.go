@@ -3,11 +3,11 @@ package deployments
 import (
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 
+	"opsnorth.io/scheduler/pkg/conditions"
 	"opsnorth.io/scheduler/pkg/refusal"
 )
 
@@ -80,7 +80,7 @@ type blocked struct {
 func serviceBlocked(in serviceRollout) *blocked {
 	c := rolloutCause(in)
 	if msg := deadlineExceeded(in.Deployment); msg != "" {
-		msg = "rollout stalled: " + bound(msg)
+		msg = "rollout stalled: " + conditions.Truncate(msg, maxCauseMessage)
 		if c != nil {
 			msg += "; " + c.Message
 		}
@@ -149,7 +149,7 @@ func createCause(d *appsv1.Deployment) *cause {
 	for _, c := range d.Status.Conditions {
 		if c.Type == appsv1.DeploymentReplicaFailure && c.Status == corev1.ConditionTrue {
 			ref := refusal.OfMessage(c.Message)
-			return &cause{rank: rankFailedCreate, Reason: ref.Reason, Message: "pods cannot be created: " + bound(c.Message)}
+			return &cause{rank: rankFailedCreate, Reason: ref.Reason, Message: "pods cannot be created: " + conditions.Truncate(c.Message, maxCauseMessage)}
 		}
 	}
 	return nil
@@ -180,12 +180,12 @@ func claimCause(cl claimState) (c *cause, delayed string) {
 	notBound := fmt.Sprintf("claim %s is not bound: ", cl.Name)
 	ev := cl.Event
 	if ev != nil && delayedBinding[ev.Reason] {
-		return nil, notBound + bound(ev.Message)
+		return nil, notBound + conditions.Truncate(ev.Message, maxCauseMessage)
 	}
 	var why string
 	switch class := pvc.Spec.StorageClassName; {
 	case ev != nil:
-		why = bound(ev.Message)
+		why = conditions.Truncate(ev.Message, maxCauseMessage)
 	case class == nil || *class == "":
 		why = "it names no storage class and the cluster has no default StorageClass"
 	default:
@@ -237,7 +237,7 @@ func podCause(pod *corev1.Pod) *cause {
 				msg = c.Reason
 			}
 			return &cause{rank: rankUnschedulable, Reason: ReasonUnschedulable,
-				Message: fmt.Sprintf("pod %s cannot be scheduled: %s", pod.Name, bound(msg))}
+				Message: fmt.Sprintf("pod %s cannot be scheduled: %s", pod.Name, conditions.Truncate(msg, maxCauseMessage))}
 		}
 	}
 	var best *cause
@@ -275,16 +275,16 @@ func containerCause(pod string, cs *corev1.ContainerStatus) *cause {
 		switch {
 		case w.Reason == "InvalidImageName":
 			return &cause{rank: rankInvalidImage, Reason: ReasonInvalidImage,
-				Message: fmt.Sprintf("pod %s: container %s has an invalid image name: %s", pod, cs.Name, bound(w.Message))}
+				Message: fmt.Sprintf("pod %s: container %s has an invalid image name: %s", pod, cs.Name, conditions.Truncate(w.Message, maxCauseMessage))}
 		case pullReasons[w.Reason]:
 			return &cause{rank: rankImagePull, Reason: ReasonImagePullFailed,
-				Message: fmt.Sprintf("pod %s cannot pull the image of container %s: %s", pod, cs.Name, bound(pullError(w.Message)))}
+				Message: fmt.Sprintf("pod %s cannot pull the image of container %s: %s", pod, cs.Name, conditions.Truncate(pullError(w.Message), maxCauseMessage))}
 		case w.Reason == "CreateContainerConfigError":
 			return &cause{rank: rankContainerConfig, Reason: ReasonContainerConfigError,
-				Message: fmt.Sprintf("pod %s cannot configure container %s: %s", pod, cs.Name, bound(w.Message))}
+				Message: fmt.Sprintf("pod %s cannot configure container %s: %s", pod, cs.Name, conditions.Truncate(w.Message, maxCauseMessage))}
 		case startReasons[w.Reason]:
 			return &cause{rank: rankContainerStart, Reason: ReasonContainerStartFailed,
-				Message: fmt.Sprintf("pod %s cannot start container %s (%s): %s", pod, cs.Name, w.Reason, bound(w.Message))}
+				Message: fmt.Sprintf("pod %s cannot start container %s (%s): %s", pod, cs.Name, w.Reason, conditions.Truncate(w.Message, maxCauseMessage))}
 		case w.Reason == "CrashLoopBackOff":
 			return crashCause(pod, cs.Name, cs.LastTerminationState.Terminated)
 		}
@@ -317,7 +317,7 @@ func crashCause(pod, container string, last *corev1.ContainerStateTerminated) *c
 			msg += " (" + last.Reason + ")"
 		}
 		if m := strings.TrimSpace(last.Message); m != "" {
-			msg += ": " + bound(m)
+			msg += ": " + conditions.Truncate(m, maxCauseMessage)
 		}
 	}
 	return &cause{rank: rankCrashLoop, Reason: ReasonCrashLooping, Message: msg}
@@ -359,16 +359,4 @@ func blockedSummary(bs []blocked) (reason, msg string, stalled bool) {
 		b.WriteString(part)
 	}
 	return first.Reason, b.String(), first.rank == rankDeadline
-}
-
-// bound cuts msg to maxCauseMessage bytes, on a character boundary.
-func bound(msg string) string {
-	if len(msg) <= maxCauseMessage {
-		return msg
-	}
-	cut := maxCauseMessage
-	for cut > 0 && !utf8.RuneStart(msg[cut]) {
-		cut--
-	}
-	return msg[:cut] + "…"
 }

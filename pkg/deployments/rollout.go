@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"opsnorth.io/scheduler/pkg/conditions"
 	"opsnorth.io/scheduler/pkg/labelkeys"
 	"opsnorth.io/scheduler/pkg/manager"
 )
@@ -120,7 +121,7 @@ func trimPod(obj any) (any, error) {
 	for _, c := range pod.Status.Conditions {
 		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse {
 			out.Status.Conditions = append(out.Status.Conditions, corev1.PodCondition{Type: c.Type, Status: c.Status,
-				Reason: c.Reason, Message: bound(c.Message)})
+				Reason: c.Reason, Message: conditions.Truncate(c.Message, maxCauseMessage)})
 		}
 	}
 	out.Status.InitContainerStatuses = trimContainers(pod.Status.InitContainerStatuses)
@@ -143,13 +144,13 @@ func trimContainers(in []corev1.ContainerStatus) []corev1.ContainerStatus {
 func trimState(st corev1.ContainerState) corev1.ContainerState {
 	var out corev1.ContainerState
 	if w := st.Waiting; w != nil {
-		out.Waiting = &corev1.ContainerStateWaiting{Reason: w.Reason, Message: bound(w.Message)}
+		out.Waiting = &corev1.ContainerStateWaiting{Reason: w.Reason, Message: conditions.Truncate(w.Message, maxCauseMessage)}
 	}
 	if st.Running != nil {
 		out.Running = &corev1.ContainerStateRunning{}
 	}
 	if t := st.Terminated; t != nil {
-		out.Terminated = &corev1.ContainerStateTerminated{ExitCode: t.ExitCode, Reason: t.Reason, Message: bound(t.Message)}
+		out.Terminated = &corev1.ContainerStateTerminated{ExitCode: t.ExitCode, Reason: t.Reason, Message: conditions.Truncate(t.Message, maxCauseMessage)}
 	}
 	return out
 }
@@ -165,7 +166,7 @@ func trimEvent(obj any) (any, error) {
 		ObjectMeta: metav1.ObjectMeta{Name: ev.Name, Namespace: ev.Namespace, UID: ev.UID, ResourceVersion: ev.ResourceVersion,
 			CreationTimestamp: ev.CreationTimestamp},
 		InvolvedObject: corev1.ObjectReference{Name: ev.InvolvedObject.Name, UID: ev.InvolvedObject.UID},
-		Type:           ev.Type, Reason: ev.Reason, Message: bound(ev.Message),
+		Type:           ev.Type, Reason: ev.Reason, Message: conditions.Truncate(ev.Message, maxCauseMessage),
 		LastTimestamp: ev.LastTimestamp, EventTime: ev.EventTime,
 	}
 	if ev.Series != nil {

@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
+	"opsnorth.io/scheduler/pkg/conditions"
 	"opsnorth.io/scheduler/pkg/refusal"
 )
 
@@ -49,13 +50,13 @@ func podCause(pod *corev1.Pod) *startCause {
 		w := cs.State.Waiting
 		if terminal, ok := waitingReasons[w.Reason]; ok {
 			return &startCause{Reason: w.Reason, Terminal: terminal,
-				Message: fmt.Sprintf("pod %s: %s", pod.Name, bound(w.Message))}
+				Message: fmt.Sprintf("pod %s: %s", pod.Name, conditions.Truncate(w.Message, maxCauseMessage))}
 		}
 	}
 	for _, c := range pod.Status.Conditions {
 		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason != "" {
 			return &startCause{Reason: conditionReason(c.Reason, "Unschedulable"),
-				Message: fmt.Sprintf("pod %s cannot be scheduled: %s", pod.Name, bound(c.Message))}
+				Message: fmt.Sprintf("pod %s cannot be scheduled: %s", pod.Name, conditions.Truncate(c.Message, maxCauseMessage))}
 		}
 	}
 	return nil
@@ -70,7 +71,7 @@ func createCause(msg string) *startCause {
 	}
 	ref := refusal.OfMessage(msg)
 	return &startCause{Reason: ref.Reason, Terminal: ref.Terminal,
-		Message: "the Job cannot create the agent's pod: " + bound(ref.Message)}
+		Message: "the Job cannot create the agent's pod: " + conditions.Truncate(ref.Message, maxCauseMessage)}
 }
 
 // notStarted is the outcome of a task whose agent has not started: Pending
@@ -111,12 +112,4 @@ func startDeadline(task *v1alpha1.AgentTask, def time.Duration) time.Time {
 		return time.Time{}
 	}
 	return task.CreationTimestamp.Add(time.Second + d)
-}
-
-func bound(msg string) string {
-	if len(msg) <= maxCauseMessage {
-		return msg
-	}
-	r := []rune(msg[:maxCauseMessage])
-	return string(r[:len(r)-1]) + "…"
 }
