@@ -6,10 +6,12 @@ require (
 	github.com/evanphx/json-patch/v5 v5.9.11
 	github.com/prometheus/client_golang v1.24.1
 	github.com/prometheus/client_model v0.6.3
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.10
 	github.com/standard-webhooks/standard-webhooks/libraries v1.3.0
 	github.com/stretchr/testify v1.12.1
+	golang.org/x/mod v0.38.0
 	golang.org/x/sys v0.48.0
 	k8s.io/api v0.37.2
 	k8s.io/apiextensions-apiserver v0.37.2
