@@ -6,8 +6,10 @@ import (
 	"strings"
 
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	ossav1 "opsnorth.io/scheduler/apis/ossa/v1"
 	"opsnorth.io/scheduler/pkg/deployments/render"
 	"opsnorth.io/scheduler/pkg/deployments/tiers"
 	"opsnorth.io/scheduler/pkg/labelkeys"
@@ -154,10 +156,12 @@ func component(o *Options) manager.Component {
 	return manager.Component{
 		Name:             "deployments",
 		LeaderElectionID: "deployments.scheduler.opsnorth.io",
-		Short:            "Run the manager that reconciles UserDeployments from DeploymentTemplates",
+		Short:            "Run the manager that reconciles UserDeployments from DeploymentTemplates, and OSSA Agents",
 		AddFlags:         o.AddFlags,
 		Validate:         o.Validate,
 		Namespaces:       func() manager.Namespaces { return o.WatchNamespaces },
+		// Agents (ossa.ai/v1), for the Agent controller's events and client.
+		AddToScheme: []func(*runtime.Scheme) error{ossav1.AddToScheme},
 		LogValues: func() []any {
 			return []any{
 				"deploymentDomain", o.DeploymentDomain,

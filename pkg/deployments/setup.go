@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
+	"opsnorth.io/scheduler/pkg/deployments/agents"
 	"opsnorth.io/scheduler/pkg/deployments/children"
 	"opsnorth.io/scheduler/pkg/deployments/render"
 	"opsnorth.io/scheduler/pkg/manager"
@@ -24,8 +25,12 @@ import (
 // informers, the children through label-selected informers of their kind,
 // and the apps' pods and claim events for what blocks a rollout (only when
 // that changes: podHandler, claimEventHandler). It also adds
-// the phase gauge, which reports once this replica is elected.
-func Setup(_ context.Context, deps *manager.Deps, cfg Config) error {
+// the phase gauge, which reports once this replica is elected. The Agent
+// controller (package agents) runs beside it.
+func Setup(ctx context.Context, deps *manager.Deps, cfg Config) error {
+	if err := agents.Setup(ctx, deps); err != nil {
+		return err
+	}
 	mgr := deps.Manager
 	caps, resources, err := discover(mgr.GetRESTMapper())
 	if err != nil {

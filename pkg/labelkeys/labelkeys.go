@@ -38,6 +38,8 @@ const (
 	Step = Prefix + "step"
 	// UserDeployment names the UserDeployment ("<namespace>.<name>") a child belongs to.
 	UserDeployment = Prefix + "user-deployment"
+	// Agent names the ossa.ai Agent (in the child's namespace) a child belongs to.
+	Agent = Prefix + "agent"
 	// Service names the template service a child belongs to.
 	Service = Prefix + "service"
 	// User is the owning user's id on user namespaces and their children.

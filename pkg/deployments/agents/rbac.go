@@ -1,0 +1,23 @@
+package agents
+
+// The Agent controller's permissions, beside the UserDeployment
+// controller's (pkg/deployments/rbac.go): `make manifests` collects both
+// into manifests/rbac/deployments. Agents are read from caches (list,
+// watch); their status is written with server-side apply (patch). Children
+// are server-side applied (patch; create when new) and pruned (delete)
+// from label-selected caches; get is the live read of a child name the
+// cache does not hold, which tells a free name from one another owner
+// took. Setting blockOwnerDeletion on a child's owner reference needs
+// update of agents/finalizers (OwnerReferencesPermissionEnforcement). The
+// autoscaler scales an Agent through its scale subresource with the
+// kube-controller-manager's own permissions, so the controller needs none
+// on agents/scale.
+//
+// +kubebuilder:rbac:groups=ossa.ai,resources=agents,verbs=list;watch
+// +kubebuilder:rbac:groups=ossa.ai,resources=agents/status,verbs=patch
+// +kubebuilder:rbac:groups=ossa.ai,resources=agents/finalizers,verbs=update
+// +kubebuilder:rbac:groups="",resources=configmaps;services,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=autoscaling,resources=horizontalpodautoscalers,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=monitoring.coreos.com,resources=servicemonitors,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
