@@ -17,7 +17,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	ossav1 "opsnorth.io/scheduler/apis/ossa/v1"
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
+	"opsnorth.io/scheduler/generated/clientset/versioned"
 	"opsnorth.io/scheduler/pkg/localcluster"
 )
 
@@ -36,7 +38,15 @@ func TestSamplesConverge(t *testing.T) {
 	require.NoError(t, err)
 
 	samples := sampleObjects(t, filepath.Join(dir, "*.yaml"))
-	require.Len(t, samples, 9, "the samples README names nine samples")
+	require.Len(t, samples, 12, "the samples README names twelve samples")
+	t.Run("each", func(t *testing.T) { convergeEach(t, cs, samples, applied) })
+	if !t.Failed() {
+		requireStartedAfter(t, c, "default", "research-lead", "knowledge-base", "summarizer")
+	}
+}
+
+// convergeEach waits, in parallel, for every sample to reach its documented end state.
+func convergeEach(t *testing.T, cs versioned.Interface, samples []*unstructured.Unstructured, applied time.Time) {
 	for _, s := range samples {
 		t.Run(s.GetKind()+" "+s.GetName(), func(t *testing.T) {
 			t.Parallel()
@@ -68,6 +78,16 @@ func TestSamplesConverge(t *testing.T) {
 						state += ", " + c.Reason + ": " + c.Message
 					}
 					return ud.Status.Phase == v1alpha1.PhaseReady && meta.IsStatusConditionTrue(ud.Status.Conditions, v1alpha1.ConditionReady)
+				case "Agent":
+					a, err := cs.OssaV1().Agents(ns).Get(t.Context(), name, metav1.GetOptions{})
+					if err != nil {
+						return false
+					}
+					state = "phase " + string(a.Status.Phase)
+					if c := meta.FindStatusCondition(a.Status.Conditions, v1alpha1.ConditionReady); c != nil {
+						state += ", " + c.Reason + ": " + c.Message
+					}
+					return a.Status.Phase == ossav1.AgentReady && meta.IsStatusConditionTrue(a.Status.Conditions, v1alpha1.ConditionReady)
 				case "DeploymentTemplate":
 					_, err := cs.SchedulerV1alpha1().DeploymentTemplates().Get(t.Context(), name, metav1.GetOptions{})
 					state = fmt.Sprint(err)
@@ -82,6 +102,24 @@ func TestSamplesConverge(t *testing.T) {
 			t.Logf("%s %s/%s converged %s after the samples were applied: %s", s.GetKind(), ns, name,
 				time.Since(applied).Round(100*time.Millisecond), state)
 		})
+	}
+}
+
+// requireStartedAfter requires the Agent dependent's Deployment to have been
+// created no earlier than each dependency became Ready: a dependent waits,
+// creating nothing, until its required dependencies are Ready.
+func requireStartedAfter(t *testing.T, c *localcluster.Cluster, ns, dependent string, dependencies ...string) {
+	t.Helper()
+	d, err := c.Clientset.AppsV1().Deployments(ns).Get(t.Context(), dependent, metav1.GetOptions{})
+	require.NoError(t, err)
+	for _, dep := range dependencies {
+		a, err := scheduler(t, c).OssaV1().Agents(ns).Get(t.Context(), dep, metav1.GetOptions{})
+		require.NoError(t, err)
+		ready := meta.FindStatusCondition(a.Status.Conditions, v1alpha1.ConditionReady)
+		require.NotNil(t, ready, "Agent %s has a Ready condition", dep)
+		assert.False(t, d.CreationTimestamp.Before(&ready.LastTransitionTime),
+			"Deployment %s/%s created at %s, before its dependency %s was Ready at %s", ns, dependent,
+			d.CreationTimestamp, dep, ready.LastTransitionTime)
 	}
 }
 

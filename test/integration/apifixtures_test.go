@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
+	ossav1 "opsnorth.io/scheduler/apis/ossa/v1"
 	schedulerv1alpha1 "opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 	"opsnorth.io/scheduler/generated/clientset/versioned"
 )
@@ -35,9 +36,11 @@ const (
 	kindWorkflow           = "Workflow"
 	kindUserDeployment     = "UserDeployment"
 	kindDeploymentTemplate = "DeploymentTemplate"
+	// kindAgent is the ossa.ai group's kind.
+	kindAgent = "Agent"
 )
 
-// schedulerResources maps each kind to its resource and scope.
+// schedulerResources maps each kind of the suite to its resource and scope.
 var schedulerResources = map[string]struct {
 	gvr        schema.GroupVersionResource
 	namespaced bool
@@ -46,6 +49,7 @@ var schedulerResources = map[string]struct {
 	kindWorkflow:           {gvr: schedulerv1alpha1.SchemeGroupVersion.WithResource("workflows"), namespaced: true},
 	kindUserDeployment:     {gvr: schedulerv1alpha1.SchemeGroupVersion.WithResource("userdeployments"), namespaced: true},
 	kindDeploymentTemplate: {gvr: schedulerv1alpha1.SchemeGroupVersion.WithResource("deploymenttemplates"), namespaced: false},
+	kindAgent:              {gvr: ossav1.SchemeGroupVersion.WithResource("agents"), namespaced: true},
 }
 
 // newSchedulerClient returns the generated typed clientset.
@@ -88,9 +92,9 @@ func uniqueName(prefix string) string {
 func resourceClient(t *testing.T, dc dynamic.Interface, u *unstructured.Unstructured) dynamic.ResourceInterface {
 	t.Helper()
 	gvk := u.GroupVersionKind()
-	require.Equal(t, schedulerv1alpha1.SchemeGroupVersion, gvk.GroupVersion(), "object of another group: %s", gvk)
 	r, ok := schedulerResources[gvk.Kind]
 	require.True(t, ok, "unknown kind %q", gvk.Kind)
+	require.Equal(t, r.gvr.GroupVersion(), gvk.GroupVersion(), "object of another group: %s", gvk)
 	if r.namespaced {
 		return dc.Resource(r.gvr).Namespace(u.GetNamespace())
 	}

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/yaml"
 
+	ossav1 "opsnorth.io/scheduler/apis/ossa/v1"
 	schedulerv1alpha1 "opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 	"opsnorth.io/scheduler/pkg/testenv"
 )
@@ -32,6 +33,7 @@ var sampleNamespaces = map[string]string{
 	kindWorkflow:           "agent-tasks",
 	kindUserDeployment:     "default",
 	kindDeploymentTemplate: "",
+	kindAgent:              "default",
 }
 
 // fieldDefault is a field the sample leaves out and the apiserver fills in.
@@ -90,6 +92,38 @@ var sampleCases = []sampleCase{
 		defaults: []fieldDefault{
 			{at("spec", "desiredState"), "running"},
 			{at("spec", "tier"), "free"},
+		},
+	},
+	{
+		file: "agent-k8s-knowledge-base.yaml", kind: kindAgent,
+		defaults: []fieldDefault{
+			{at("spec", "replicas"), int64(1)},
+			{at("spec", "agent", "runtime", "health_check", "failure_threshold"), int64(3)},
+			{at("spec", "agent", "runtime", "health_check", "initial_delay_seconds"), int64(30)},
+			{at("spec", "agent", "runtime", "health_check", "period_seconds"), int64(10)},
+			{at("spec", "agent", "runtime", "health_check", "timeout_seconds"), int64(5)},
+		},
+	},
+	{
+		file: "agent-docker-summarizer.yaml", kind: kindAgent,
+		defaults: []fieldDefault{
+			{at("spec", "replicas"), int64(1)},
+			{at("spec", "agent", "capabilities", 0, "timeout_seconds"), int64(300)},
+			{at("spec", "agent", "runtime", "health_check", "failure_threshold"), int64(3)},
+			{at("spec", "agent", "runtime", "health_check", "initial_delay_seconds"), int64(30)},
+			{at("spec", "agent", "runtime", "health_check", "period_seconds"), int64(10)},
+			{at("spec", "agent", "runtime", "health_check", "timeout_seconds"), int64(5)},
+		},
+	},
+	{
+		file: "agent-docker-research-lead.yaml", kind: kindAgent,
+		defaults: []fieldDefault{
+			{at("spec", "agent", "policies", "audit"), false},
+			{at("spec", "agent", "policies", "encryption"), true},
+			{at("spec", "agent", "runtime", "health_check", "failure_threshold"), int64(3)},
+			{at("spec", "agent", "runtime", "health_check", "initial_delay_seconds"), int64(30)},
+			{at("spec", "agent", "runtime", "health_check", "period_seconds"), int64(10)},
+			{at("spec", "agent", "runtime", "health_check", "timeout_seconds"), int64(5)},
 		},
 	},
 	{file: "agenttask-minimal.yaml", kind: kindAgentTask},
@@ -227,6 +261,7 @@ func loadSample(t *testing.T, sc sampleCase) *unstructured.Unstructured {
 		kindWorkflow:           &schedulerv1alpha1.Workflow{},
 		kindUserDeployment:     &schedulerv1alpha1.UserDeployment{},
 		kindDeploymentTemplate: &schedulerv1alpha1.DeploymentTemplate{},
+		kindAgent:              &ossav1.Agent{},
 	}[sc.kind]
 	require.NoError(t, yaml.UnmarshalStrict(data, typed), "the sample must decode strictly into the Go type")
 
@@ -234,7 +269,7 @@ func loadSample(t *testing.T, sc sampleCase) *unstructured.Unstructured {
 	require.NoError(t, err)
 	u := &unstructured.Unstructured{}
 	require.NoError(t, u.UnmarshalJSON(jsonData))
-	require.Equal(t, schedulerv1alpha1.SchemeGroupVersion.WithKind(sc.kind), u.GroupVersionKind())
+	require.Equal(t, schedulerResources[sc.kind].gvr.GroupVersion().WithKind(sc.kind), u.GroupVersionKind())
 	require.Equal(t, sampleNamespaces[sc.kind], u.GetNamespace(), "namespace convention of manifests/samples/README.md")
 	require.NotEmpty(t, u.GetName())
 	require.Truef(t, strings.HasPrefix(sc.file, strings.ToLower(sc.kind)+"-"), "file %s is named after its kind", sc.file)
