@@ -128,7 +128,9 @@ func BuildManagers(ctx context.Context, root, dir string) (map[string]string, er
 	bins := make(map[string]string, len(Components))
 	for _, comp := range Components {
 		out := filepath.Join(dir, comp)
-		cmd := exec.CommandContext(ctx, "go", "build", "-o", out, "./cmd/"+comp)
+		// The flags of `make build` and the control plane's build
+		// (CGO_ENABLED=0, -trimpath): their compiled packages are reused.
+		cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", out, "./cmd/"+comp)
 		cmd.Dir = root
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if output, err := cmd.CombinedOutput(); err != nil {
