@@ -8,13 +8,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"opsnorth.io/scheduler/pkg/conditions"
+	"opsnorth.io/scheduler/pkg/deployments/podcause"
 	"opsnorth.io/scheduler/pkg/refusal"
 )
 
 // maxCauseMessage bounds each part of a status message taken from the
-// cluster: a scheduler's message grows with the nodes it names, a
-// termination message is the app's own text.
-const maxCauseMessage = 512
+// cluster (podcause.MaxMessage).
+const maxCauseMessage = podcause.MaxMessage
 
 // maxBlockedMessage bounds the summary of the blocked services; the
 // services beyond it are counted, not described.
@@ -22,30 +22,19 @@ const maxBlockedMessage = 4096
 
 // Ranks of causes, from the root of a blocked rollout to its consequences:
 // a rollout past its deadline (it names the cause below it too), a
-// Deployment that cannot create pods, claims that are not bound, pods no
-// node takes, then containers that cannot start or keep crashing. A
-// service reports its lowest-ranked cause, an app the lowest-ranked of its
-// services.
+// Deployment that cannot create pods, claims that are not bound, then the
+// pods' causes (podcause: pods no node takes, containers that cannot start
+// or keep crashing). A service reports its lowest-ranked cause, an app the
+// lowest-ranked of its services.
 const (
-	rankDeadline = iota
+	rankDeadline podcause.Rank = iota - 3
 	rankFailedCreate
 	rankClaim
-	rankUnschedulable
-	rankInvalidImage
-	rankImagePull
-	rankContainerConfig
-	rankContainerStart
-	rankCrashLoop
 )
 
-// cause is what keeps a pod, a claim or a Deployment from progressing.
-// It is comparable: the pod handler compares a pod's cause before and
-// after an update.
-type cause struct {
-	rank    int
-	Reason  string
-	Message string
-}
+// cause is what keeps a pod, a claim or a Deployment from progressing,
+// ranked with the pods' causes.
+type cause = podcause.Cause
 
 // serviceRollout is what observeRollout knows of one service whose
 // Deployment is not ready.
@@ -84,7 +73,7 @@ func serviceBlocked(in serviceRollout) *blocked {
 		if c != nil {
 			msg += "; " + c.Message
 		}
-		return &blocked{Service: in.Service, cause: cause{rank: rankDeadline, Reason: ReasonProgressDeadlineExceeded, Message: msg}}
+		return &blocked{Service: in.Service, cause: cause{Rank: rankDeadline, Reason: ReasonProgressDeadlineExceeded, Message: msg}}
 	}
 	if c == nil {
 		return nil
@@ -108,8 +97,8 @@ func rolloutCause(in serviceRollout) *cause {
 			waiting = append(waiting, delayed)
 		}
 	}
-	c := podsCause(in.Pods)
-	if c != nil && c.rank == rankUnschedulable && len(waiting) > 0 {
+	c := podcause.Of(in.Pods)
+	if c != nil && c.Rank == podcause.RankUnschedulable && len(waiting) > 0 {
 		// The claims wait for the scheduler to place their pod.
 		c.Message += "; " + strings.Join(waiting, "; ")
 	}
@@ -149,7 +138,7 @@ func createCause(d *appsv1.Deployment) *cause {
 	for _, c := range d.Status.Conditions {
 		if c.Type == appsv1.DeploymentReplicaFailure && c.Status == corev1.ConditionTrue {
 			ref := refusal.OfMessage(c.Message)
-			return &cause{rank: rankFailedCreate, Reason: ref.Reason, Message: "pods cannot be created: " + conditions.Truncate(c.Message, maxCauseMessage)}
+			return &cause{Rank: rankFailedCreate, Reason: ref.Reason, Message: "pods cannot be created: " + conditions.Truncate(c.Message, maxCauseMessage)}
 		}
 	}
 	return nil
@@ -175,7 +164,7 @@ func claimCause(cl claimState) (c *cause, delayed string) {
 		if pvc.Spec.VolumeName != "" {
 			msg += " " + pvc.Spec.VolumeName
 		}
-		return &cause{rank: rankClaim, Reason: ReasonClaimLost, Message: msg}, ""
+		return &cause{Rank: rankClaim, Reason: ReasonClaimLost, Message: msg}, ""
 	}
 	notBound := fmt.Sprintf("claim %s is not bound: ", cl.Name)
 	ev := cl.Event
@@ -191,28 +180,7 @@ func claimCause(cl claimState) (c *cause, delayed string) {
 	default:
 		why = fmt.Sprintf("waiting for a volume of StorageClass %q", *class)
 	}
-	return &cause{rank: rankClaim, Reason: ReasonClaimPending, Message: notBound + why}, ""
-}
-
-// podsCause is the lowest-ranked cause of the pods, naming the first pod
-// that has it and counting the others.
-func podsCause(pods []*corev1.Pod) *cause {
-	var best *cause
-	alike := 0
-	for _, p := range pods {
-		c := podCause(p)
-		switch {
-		case c == nil:
-		case best == nil || c.rank < best.rank:
-			best, alike = c, 0
-		case c.rank == best.rank:
-			alike++
-		}
-	}
-	if best != nil && alike > 0 {
-		best.Message += fmt.Sprintf(" (and %d more %s)", alike, plural(alike, "pod", "pods"))
-	}
-	return best
+	return &cause{Rank: rankClaim, Reason: ReasonClaimPending, Message: notBound + why}, ""
 }
 
 func plural(n int, one, many string) string {
@@ -220,121 +188,6 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
-}
-
-// podCause is what keeps a pod from running ready: the scheduler finding no
-// node, else its lowest-ranked container cause. A pod being deleted or
-// finished is no cause: the ReplicaSet replaces it.
-func podCause(pod *corev1.Pod) *cause {
-	if pod == nil || pod.DeletionTimestamp != nil ||
-		pod.Status.Phase != corev1.PodPending && pod.Status.Phase != corev1.PodRunning && pod.Status.Phase != "" {
-		return nil
-	}
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse {
-			msg := c.Message
-			if msg == "" {
-				msg = c.Reason
-			}
-			return &cause{rank: rankUnschedulable, Reason: ReasonUnschedulable,
-				Message: fmt.Sprintf("pod %s cannot be scheduled: %s", pod.Name, conditions.Truncate(msg, maxCauseMessage))}
-		}
-	}
-	var best *cause
-	for _, statuses := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
-		for i := range statuses {
-			if c := containerCause(pod.Name, &statuses[i]); c != nil && (best == nil || c.rank < best.rank) {
-				best = c
-			}
-		}
-	}
-	return best
-}
-
-// pullReasons are the kubelet's waiting reasons of an image that cannot be
-// pulled (it alternates ErrImagePull and ImagePullBackOff while it retries).
-var pullReasons = map[string]bool{
-	"ErrImagePull": true, "ImagePullBackOff": true, "ErrImageNeverPull": true,
-	"RegistryUnavailable": true, "SignatureValidationFailed": true,
-}
-
-// startReasons are the kubelet's waiting reasons of a container the
-// runtime cannot create or start.
-var startReasons = map[string]bool{
-	"CreateContainerError": true, "RunContainerError": true, "PreStartHookError": true, "PostStartHookError": true,
-}
-
-// containerCause is what keeps a container from running ready, as the
-// kubelet reports it. Waiting for the image to be pulled, to be created
-// (ContainerCreating) or a first exit are progress, not causes.
-func containerCause(pod string, cs *corev1.ContainerStatus) *cause {
-	if cs.Ready {
-		return nil
-	}
-	if w := cs.State.Waiting; w != nil {
-		switch {
-		case w.Reason == "InvalidImageName":
-			return &cause{rank: rankInvalidImage, Reason: ReasonInvalidImage,
-				Message: fmt.Sprintf("pod %s: container %s has an invalid image name: %s", pod, cs.Name, conditions.Truncate(w.Message, maxCauseMessage))}
-		case pullReasons[w.Reason]:
-			return &cause{rank: rankImagePull, Reason: ReasonImagePullFailed,
-				Message: fmt.Sprintf("pod %s cannot pull the image of container %s: %s", pod, cs.Name, conditions.Truncate(pullError(w.Message), maxCauseMessage))}
-		case w.Reason == "CreateContainerConfigError":
-			return &cause{rank: rankContainerConfig, Reason: ReasonContainerConfigError,
-				Message: fmt.Sprintf("pod %s cannot configure container %s: %s", pod, cs.Name, conditions.Truncate(w.Message, maxCauseMessage))}
-		case startReasons[w.Reason]:
-			return &cause{rank: rankContainerStart, Reason: ReasonContainerStartFailed,
-				Message: fmt.Sprintf("pod %s cannot start container %s (%s): %s", pod, cs.Name, w.Reason, conditions.Truncate(w.Message, maxCauseMessage))}
-		case w.Reason == "CrashLoopBackOff":
-			return crashCause(pod, cs.Name, cs.LastTerminationState.Terminated)
-		}
-		return nil
-	}
-	if cs.RestartCount == 0 {
-		return nil
-	}
-	// Between two back-offs a crash-looping container runs (not ready) or
-	// has just exited: still crash looping, so the status does not flip at
-	// every restart.
-	if t := cs.State.Terminated; t != nil {
-		return crashCause(pod, cs.Name, t)
-	}
-	if cs.State.Running != nil && cs.LastTerminationState.Terminated != nil {
-		return crashCause(pod, cs.Name, cs.LastTerminationState.Terminated)
-	}
-	return nil
-}
-
-// crashCause names a crash-looping container's last exit: its code, the
-// kubelet's reason (Error, OOMKilled) and its termination message. The
-// restart count and back-off are left out: they change at every restart,
-// the cause does not.
-func crashCause(pod, container string, last *corev1.ContainerStateTerminated) *cause {
-	msg := fmt.Sprintf("pod %s: container %s is crash looping", pod, container)
-	if last != nil {
-		msg += fmt.Sprintf(", last exit code %d", last.ExitCode)
-		if last.Reason != "" {
-			msg += " (" + last.Reason + ")"
-		}
-		if m := strings.TrimSpace(last.Message); m != "" {
-			msg += ": " + conditions.Truncate(m, maxCauseMessage)
-		}
-	}
-	return &cause{rank: rankCrashLoop, Reason: ReasonCrashLooping, Message: msg}
-}
-
-// pullError is the pull error of a kubelet image message: its back-off
-// message (`Back-off pulling image "x": ErrImagePull: <error>`) repeats the
-// error of the failed pull, so both states read the same.
-func pullError(msg string) string {
-	const backOff, sep = "Back-off pulling image ", ": ErrImagePull: "
-	if !strings.HasPrefix(msg, backOff) {
-		return msg
-	}
-	if _, after, ok := strings.Cut(msg, sep); ok && after != "" {
-		return after
-	}
-	return msg
 }
 
 // blockedSummary is the reason and message of a rollout its blocked
@@ -345,7 +198,7 @@ func blockedSummary(bs []blocked) (reason, msg string, stalled bool) {
 	first := bs[0]
 	var b strings.Builder
 	for i, s := range bs {
-		if s.rank < first.rank {
+		if s.Rank < first.Rank {
 			first = s
 		}
 		part := "service " + s.Service + ": " + s.Message
@@ -358,5 +211,5 @@ func blockedSummary(bs []blocked) (reason, msg string, stalled bool) {
 		}
 		b.WriteString(part)
 	}
-	return first.Reason, b.String(), first.rank == rankDeadline
+	return first.Reason, b.String(), first.Rank == rankDeadline
 }

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 
+	"opsnorth.io/scheduler/pkg/deployments/podcause"
 	"opsnorth.io/scheduler/pkg/refusal"
 )
 
@@ -252,7 +253,7 @@ func TestServiceBlocked(t *testing.T) {
 				o, err := trimPod(p.DeepCopy())
 				require.NoError(t, err)
 				trimmed[i] = o.(*corev1.Pod)
-				assert.Equal(t, podCause(p), podCause(trimmed[i]), "pod %s trimmed", p.Name)
+				assert.Equal(t, podcause.OfPod(p), podcause.OfPod(trimmed[i]), "pod %s trimmed", p.Name)
 			}
 			in.Pods = trimmed
 			again := ""
@@ -277,9 +278,9 @@ func TestBoundedMessages(t *testing.T) {
 }
 
 func TestBlockedSummary(t *testing.T) {
-	pull := blocked{Service: "web", cause: cause{rank: rankImagePull, Reason: ReasonImagePullFailed, Message: "pod a cannot pull"}}
-	claimed := blocked{Service: "db", cause: cause{rank: rankClaim, Reason: ReasonClaimPending, Message: "claim d is not bound"}}
-	stalled := blocked{Service: "api", cause: cause{rank: rankDeadline, Reason: ReasonProgressDeadlineExceeded, Message: "rollout stalled"}}
+	pull := blocked{Service: "web", cause: cause{Rank: podcause.RankImagePull, Reason: ReasonImagePullFailed, Message: "pod a cannot pull"}}
+	claimed := blocked{Service: "db", cause: cause{Rank: rankClaim, Reason: ReasonClaimPending, Message: "claim d is not bound"}}
+	stalled := blocked{Service: "api", cause: cause{Rank: rankDeadline, Reason: ReasonProgressDeadlineExceeded, Message: "rollout stalled"}}
 
 	reason, msg, isStalled := blockedSummary([]blocked{pull, claimed})
 	assert.Equal(t, ReasonClaimPending, reason, "the lowest-ranked service gives the reason")
@@ -293,7 +294,7 @@ func TestBlockedSummary(t *testing.T) {
 
 	var many []blocked
 	for i := range 20 {
-		many = append(many, blocked{Service: fmt.Sprintf("s%d", i), cause: cause{rank: rankCrashLoop, Reason: ReasonCrashLooping,
+		many = append(many, blocked{Service: fmt.Sprintf("s%d", i), cause: cause{Rank: podcause.RankCrashLoop, Reason: ReasonCrashLooping,
 			Message: strings.Repeat("x", maxCauseMessage)}})
 	}
 	_, msg, _ = blockedSummary(many)

@@ -18,7 +18,8 @@
 // once at the end, only when it changed.
 //
 // A rollout that does not finish names what blocks it, per service, in
-// the Ready condition's reason and message (blocked.go; the lowest-ranked
+// the Ready condition's reason and message (blocked.go, the pods' causes
+// from package podcause, shared with the Agent controller; the lowest-ranked
 // cause wins): the ReplicaSet cannot create pods (the Deployment's
 // ReplicaFailure, classified by refusal.OfMessage: QuotaExceeded,
 // AdmissionDenied, ServiceAccountNotFound, FailedCreate), a claim is not

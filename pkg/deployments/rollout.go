@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"opsnorth.io/scheduler/pkg/conditions"
+	"opsnorth.io/scheduler/pkg/deployments/podcause"
 	"opsnorth.io/scheduler/pkg/labelkeys"
 	"opsnorth.io/scheduler/pkg/manager"
 )
@@ -42,17 +43,9 @@ var appPods = func() labels.Selector {
 	return sel
 }().String()
 
-// unfinishedPods leaves out pods that ended (evicted, or stopped on a node
-// shutdown): the ReplicaSet replaces them, so they block nothing, and they
-// leave the cache with a delete.
-var unfinishedPods = fields.AndSelectors(
-	fields.OneTermNotEqualSelector("status.phase", string(corev1.PodSucceeded)),
-	fields.OneTermNotEqualSelector("status.phase", string(corev1.PodFailed)),
-).String()
-
 func selectAppPods(o *metav1.ListOptions) {
 	o.LabelSelector = appPods
-	o.FieldSelector = unfinishedPods
+	o.FieldSelector = podcause.Unfinished
 }
 
 // claimEvents selects the events about volume claims: the PV controller and
@@ -100,60 +93,9 @@ var (
 		Select: selectClaimEvents, Transform: trimEvent, Indexers: toolscache.Indexers{claimEventIndex: claimEventKey}}
 )
 
-// trimPod keeps what podCause reads and the pod's service: its identity,
-// two labels, the PodScheduled=False condition and, per container, its
-// name, readiness, restart count and states without times, messages
-// bounded. A pod of a running app is a few hundred bytes.
-func trimPod(obj any) (any, error) {
-	pod, ok := obj.(*corev1.Pod)
-	if !ok {
-		return obj, nil
-	}
-	out := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
-		Name: pod.Name, Namespace: pod.Namespace, UID: pod.UID, ResourceVersion: pod.ResourceVersion,
-		CreationTimestamp: pod.CreationTimestamp, DeletionTimestamp: pod.DeletionTimestamp,
-		Labels: map[string]string{
-			labelkeys.UserDeployment: pod.Labels[labelkeys.UserDeployment],
-			labelkeys.Service:        pod.Labels[labelkeys.Service],
-		},
-	}}
-	out.Status.Phase = pod.Status.Phase
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse {
-			out.Status.Conditions = append(out.Status.Conditions, corev1.PodCondition{Type: c.Type, Status: c.Status,
-				Reason: c.Reason, Message: conditions.Truncate(c.Message, maxCauseMessage)})
-		}
-	}
-	out.Status.InitContainerStatuses = trimContainers(pod.Status.InitContainerStatuses)
-	out.Status.ContainerStatuses = trimContainers(pod.Status.ContainerStatuses)
-	return out, nil
-}
-
-func trimContainers(in []corev1.ContainerStatus) []corev1.ContainerStatus {
-	if len(in) == 0 {
-		return nil
-	}
-	out := make([]corev1.ContainerStatus, len(in))
-	for i, cs := range in {
-		out[i] = corev1.ContainerStatus{Name: cs.Name, Ready: cs.Ready, RestartCount: cs.RestartCount,
-			State: trimState(cs.State), LastTerminationState: trimState(cs.LastTerminationState)}
-	}
-	return out
-}
-
-func trimState(st corev1.ContainerState) corev1.ContainerState {
-	var out corev1.ContainerState
-	if w := st.Waiting; w != nil {
-		out.Waiting = &corev1.ContainerStateWaiting{Reason: w.Reason, Message: conditions.Truncate(w.Message, maxCauseMessage)}
-	}
-	if st.Running != nil {
-		out.Running = &corev1.ContainerStateRunning{}
-	}
-	if t := st.Terminated; t != nil {
-		out.Terminated = &corev1.ContainerStateTerminated{ExitCode: t.ExitCode, Reason: t.Reason, Message: conditions.Truncate(t.Message, maxCauseMessage)}
-	}
-	return out
-}
+// trimPod keeps what podcause.OfPod reads and the pod's service: the
+// user-deployment and service labels (podcause.Trim).
+var trimPod = podcause.Transform(labelkeys.UserDeployment, labelkeys.Service)
 
 // trimEvent keeps what claimEvent reads: the claim, type, reason, bounded
 // message and when.
@@ -264,7 +206,7 @@ func (r *rollouts) claimState(namespace, name string) (claimState, error) {
 }
 
 // podHandler enqueues a pod's UserDeployment only when what keeps the pod
-// from running ready (podCause) changed: its creation, scheduling, start
+// from running ready (podcause.OfPod) changed: its creation, scheduling, start
 // and readiness carry no news the Deployment's status does not bring, nor
 // do the restarts of a crash loop whose last exit stays the same.
 func (r *Reconciler) podHandler() handler.EventHandler { return manager.NewsHandler(r.mapPod, podNews) }
@@ -274,8 +216,7 @@ func (r *Reconciler) podHandler() handler.EventHandler { return manager.NewsHand
 func podNews(old, obj client.Object) bool {
 	prev, _ := old.(*corev1.Pod)
 	cur, _ := obj.(*corev1.Pod)
-	a, b := podCause(prev), podCause(cur)
-	return (a == nil) != (b == nil) || a != nil && *a != *b
+	return podcause.Changed(prev, cur)
 }
 
 // mapPod maps a pod to the UserDeployments of its user-deployment label

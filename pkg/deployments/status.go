@@ -19,6 +19,7 @@ import (
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 	schedacv1alpha1 "opsnorth.io/scheduler/generated/applyconfiguration/scheduler/v1alpha1"
 	"opsnorth.io/scheduler/pkg/conditions"
+	"opsnorth.io/scheduler/pkg/deployments/podcause"
 	"opsnorth.io/scheduler/pkg/refusal"
 )
 
@@ -76,21 +77,15 @@ const (
 	ReasonClaimPending = "ClaimPending"
 	// ReasonClaimLost: a volume claim lost its volume.
 	ReasonClaimLost = "ClaimLost"
-	// ReasonUnschedulable: the scheduler finds no node for a pod.
-	ReasonUnschedulable = "Unschedulable"
-	// ReasonInvalidImage: the kubelet cannot parse an image name.
-	ReasonInvalidImage = "InvalidImage"
-	// ReasonImagePullFailed: an image cannot be pulled (ErrImagePull,
-	// ImagePullBackOff).
-	ReasonImagePullFailed = "ImagePullFailed"
-	// ReasonContainerConfigError: a container's configuration is missing
-	// (CreateContainerConfigError: a ConfigMap or Secret not found).
-	ReasonContainerConfigError = "ContainerConfigError"
-	// ReasonContainerStartFailed: the runtime cannot create or start a
-	// container (CreateContainerError, RunContainerError).
-	ReasonContainerStartFailed = "ContainerStartFailed"
-	// ReasonCrashLooping: a container keeps exiting (CrashLoopBackOff).
-	ReasonCrashLooping = "CrashLooping"
+	// The pods' causes (podcause): Unschedulable, InvalidImage,
+	// ImagePullFailed, ContainerConfigError, ContainerStartFailed,
+	// CrashLooping.
+	ReasonUnschedulable        = podcause.ReasonUnschedulable
+	ReasonInvalidImage         = podcause.ReasonInvalidImage
+	ReasonImagePullFailed      = podcause.ReasonImagePullFailed
+	ReasonContainerConfigError = podcause.ReasonContainerConfigError
+	ReasonContainerStartFailed = podcause.ReasonContainerStartFailed
+	ReasonCrashLooping         = podcause.ReasonCrashLooping
 )
 
 // stalledError is an input problem no retry can fix; a spec or template

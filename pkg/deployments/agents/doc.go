@@ -51,7 +51,12 @@
 // Rollout: the Deployment rolled out (children.DeploymentReady) is phase
 // Ready; otherwise Progressing (Reconciling=True), with the reason of the
 // Deployment's ReplicaFailure as refusal.OfMessage names it, or Stalled
-// ProgressDeadlineExceeded once the Deployment controller gave up. A child
+// ProgressDeadlineExceeded once the Deployment controller gave up. Until
+// then the Ready condition names what keeps the Agent's pods from running
+// ready, as for UserDeployments (podcause: ImagePullFailed, InvalidImage,
+// Unschedulable, ContainerConfigError, ContainerStartFailed, CrashLooping
+// with the last exit code), within seconds: the pods are cached trimmed
+// and enqueue their Agent only when their cause changes. A child
 // name held by another owner is Stalled ChildConflict, as for
 // UserDeployments, and retried every minute. Events (events.k8s.io) are
 // recorded on phase changes only.

@@ -11,13 +11,15 @@ package agents
 // update of agents/finalizers (OwnerReferencesPermissionEnforcement). The
 // autoscaler scales an Agent through its scale subresource with the
 // kube-controller-manager's own permissions, so the controller needs none
-// on agents/scale.
+// on agents/scale. The Agents' pods are only read (a label- and
+// field-selected cache), to say what keeps them from running ready.
 //
 // +kubebuilder:rbac:groups=ossa.ai,resources=agents,verbs=list;watch
 // +kubebuilder:rbac:groups=ossa.ai,resources=agents/status,verbs=patch
 // +kubebuilder:rbac:groups=ossa.ai,resources=agents/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=configmaps;services,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups="",resources=pods,verbs=list;watch
 // +kubebuilder:rbac:groups=autoscaling,resources=horizontalpodautoscalers,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=monitoring.coreos.com,resources=servicemonitors,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch

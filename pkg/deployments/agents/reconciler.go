@@ -31,7 +31,10 @@ type Reconciler struct {
 	// reader holds the label-selected caches of the children.
 	reader      *children.Reader
 	deployments appslisters.DeploymentLister
-	apply       *children.Applier
+	// pods caches the Agents' unfinished pods, trimmed (podKind), by
+	// podAgentIndex: what keeps them from running ready.
+	pods  toolscache.Indexer
+	apply *children.Applier
 	// serviceMonitor is set when prometheus-operator's CRD is installed.
 	serviceMonitor bool
 	clientset      versioned.Interface

@@ -10,15 +10,17 @@ import (
 	ossav1 "opsnorth.io/scheduler/apis/ossa/v1"
 	"opsnorth.io/scheduler/pkg/conditions"
 	"opsnorth.io/scheduler/pkg/deployments/children"
+	"opsnorth.io/scheduler/pkg/deployments/podcause"
 	"opsnorth.io/scheduler/pkg/refusal"
 )
 
 // maxCauseMessage bounds a message taken from the Deployment's conditions.
-const maxCauseMessage = 512
+const maxCauseMessage = podcause.MaxMessage
 
 // observeRollout reports the Deployment: its replicas, and phase Ready once
-// it rolled out. Right after a write the cache shows the Deployment before
-// it: its watch event brings the next reconcile.
+// it rolled out; until then, what keeps its pods from running ready. Right
+// after a write the caches show the Deployment and pods before it: their
+// watch events bring the next reconcile.
 func (r *Reconciler) observeRollout(_ context.Context, s *scope) (bool, error) {
 	d, err := r.deployment(s.agent)
 	if err != nil {
@@ -27,10 +29,16 @@ func (r *Reconciler) observeRollout(_ context.Context, s *scope) (bool, error) {
 	s.status.Selector = Selector(s.agent)
 	s.status.Endpoint = Endpoint(s.agent)
 	s.status.Replicas, s.status.ReadyReplicas = 0, 0
+	var pods []*corev1.Pod
 	if d != nil {
 		s.status.Replicas, s.status.ReadyReplicas = d.Status.Replicas, d.Status.ReadyReplicas
+		if !s.wrote && !children.DeploymentReady(d) {
+			if pods, err = r.podsOf(s.agent); err != nil {
+				return true, fmt.Errorf("list the pods of Agent %s/%s: %w", s.agent.Namespace, s.agent.Name, err)
+			}
+		}
 	}
-	st := Rollout(d, s.wrote)
+	st := Rollout(d, pods, s.wrote)
 	msg := st.Message
 	if s.unmet != "" {
 		msg += "; required dependencies not ready: " + s.unmet
@@ -52,9 +60,14 @@ type RolloutState struct {
 }
 
 // Rollout decides the Agent's phase from its Deployment (nil while the
-// cache has none); wrote says a child was just written, so the cached
-// Deployment is not the one desired yet.
-func Rollout(d *appsv1.Deployment, wrote bool) RolloutState {
+// cache has none) and the Deployment's pods (trimmed, sorted by name);
+// wrote says a child was just written, so the cached Deployment is not the
+// one desired yet. As for a UserDeployment's service, the root cause wins:
+// a ReplicaSet that cannot create pods (the reason refusal.OfMessage
+// names), then the pods' cause (podcause.Of: Unschedulable,
+// ImagePullFailed, CrashLooping, ...), both in phase Progressing; a
+// rollout past its progress deadline is Stalled and names that cause too.
+func Rollout(d *appsv1.Deployment, pods []*corev1.Pod, wrote bool) RolloutState {
 	if d == nil {
 		return RolloutState{ossav1.AgentProgressing, conditions.InProgress, ReasonProgressing, "waiting for the Deployment"}
 	}
@@ -66,17 +79,26 @@ func Rollout(d *appsv1.Deployment, wrote bool) RolloutState {
 	switch {
 	case !wrote && children.DeploymentReady(d):
 		return RolloutState{ossav1.AgentReady, conditions.Current, ReasonReady, ready}
-	case wrote || d.Status.ObservedGeneration < d.Generation:
+	case wrote:
 		return RolloutState{ossav1.AgentProgressing, conditions.InProgress, ReasonProgressing, ready + "; rolling out"}
 	}
-	if msg := condition(d, appsv1.DeploymentProgressing, corev1.ConditionFalse, ReasonProgressDeadlineExceeded); msg != "" {
-		return RolloutState{ossav1.AgentStalled, conditions.Stalled, ReasonProgressDeadlineExceeded,
-			ready + "; rollout stalled: " + conditions.Truncate(msg, maxCauseMessage)}
+	// The conditions of an earlier spec are no news; the pods' causes are.
+	observed := d.Status.ObservedGeneration >= d.Generation
+	var reason, cause string
+	if msg, ok := replicaFailure(d); ok && observed {
+		reason, cause = refusal.OfMessage(msg).Reason, "pods cannot be created: "+conditions.Truncate(msg, maxCauseMessage)
+	} else if c := podcause.Of(pods); c != nil {
+		reason, cause = c.Reason, c.Message
 	}
-	if msg, ok := replicaFailure(d); ok {
-		ref := refusal.OfMessage(msg)
-		return RolloutState{ossav1.AgentProgressing, conditions.InProgress, ref.Reason,
-			ready + "; pods cannot be created: " + conditions.Truncate(msg, maxCauseMessage)}
+	if msg := condition(d, appsv1.DeploymentProgressing, corev1.ConditionFalse, ReasonProgressDeadlineExceeded); msg != "" && observed {
+		msg = ready + "; rollout stalled: " + conditions.Truncate(msg, maxCauseMessage)
+		if cause != "" {
+			msg += "; " + cause
+		}
+		return RolloutState{ossav1.AgentStalled, conditions.Stalled, ReasonProgressDeadlineExceeded, msg}
+	}
+	if cause != "" {
+		return RolloutState{ossav1.AgentProgressing, conditions.InProgress, reason, ready + "; " + cause}
 	}
 	return RolloutState{ossav1.AgentProgressing, conditions.InProgress, ReasonProgressing, ready + "; rolling out"}
 }

@@ -31,7 +31,9 @@ import (
 // through the generated informers (indexed by the agent ids they depend
 // on), and the children through informers selected by the children's
 // labels: built-in kinds from deps.Kube, the ServiceMonitor, when its CRD is
-// installed, from a dynamic factory of its own.
+// installed, from a dynamic factory of its own. The Agents' pods are cached
+// trimmed and watched for what keeps them from running ready (only when
+// that changes: podHandler).
 func Setup(_ context.Context, deps *manager.Deps) error {
 	mgr := deps.Manager
 	agentKind := ossav1.SchemeGroupVersion.WithKind("Agent")
@@ -76,6 +78,12 @@ func Setup(_ context.Context, deps *manager.Deps) error {
 		}
 		b = b.WatchesRawSource(manager.Watch(inf, handler.EnqueueRequestsFromMapFunc(mapChild)))
 	}
+	pods, err := deps.Kube.AllNamespaces(podKind)
+	if err != nil {
+		return err
+	}
+	r.pods = pods.GetIndexer()
+	b = b.WatchesRawSource(manager.Watch(pods, podHandler()))
 	if monitors != nil {
 		if b, err = r.watchServiceMonitors(deps, b, *monitors); err != nil {
 			return err

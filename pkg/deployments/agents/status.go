@@ -25,7 +25,10 @@ import (
 )
 
 // Reasons of the Ready, Reconciling and Stalled conditions (and of the
-// events on phase changes).
+// events on phase changes). While the Deployment rolls out, Ready also
+// carries the reason of a ReplicaFailure (refusal.OfMessage) or of what
+// keeps the pods from running ready (podcause.ReasonImagePullFailed,
+// podcause.ReasonCrashLooping, ...).
 const (
 	// ReasonUnsupportedRuntime: runtime.type is local, serverless or edge.
 	ReasonUnsupportedRuntime = "UnsupportedRuntime"
