@@ -109,7 +109,7 @@ func Setup(ctx context.Context, d *manager.Deps, cfg Config) error {
 		r.pods = append(r.pods, pods[ns].GetIndexer())
 		r.events = append(r.events, events[ns].GetIndexer())
 		b = b.WatchesRawSource(manager.Watch(jobs[ns], handler.EnqueueRequestsFromMapFunc(jobTask))).
-			WatchesRawSource(manager.Watch(pods[ns], podHandler())).
+			WatchesRawSource(manager.Watch(pods[ns], r.podHandler())).
 			WatchesRawSource(manager.Watch(events[ns], handler.EnqueueRequestsFromMapFunc(eventTask))).
 			WatchesRawSource(manager.Watch(accounts[ns], handler.EnqueueRequestsFromMapFunc(r.serviceAccountTasks)))
 	}

@@ -14,13 +14,32 @@ import (
 // the cached task shows the outcome. The Job controller updates the Job
 // a few times between the pod finishing and the Job concluding; each update
 // reconciles the task, and without this memo each would read the pod again.
+// It also remembers the name of each pod that left the cache, so a task
+// that never recorded its pod (it finished before a Running write) still
+// reads it by name.
 type finishedPods struct {
 	mu   sync.Mutex
 	pods map[types.NamespacedName]*corev1.Pod
+	left map[types.NamespacedName]string
 }
 
 func newFinishedPods() *finishedPods {
-	return &finishedPods{pods: map[types.NamespacedName]*corev1.Pod{}}
+	return &finishedPods{pods: map[types.NamespacedName]*corev1.Pod{}, left: map[types.NamespacedName]string{}}
+}
+
+// leave records that task's pod named pod left the cache: it finished or
+// was deleted.
+func (f *finishedPods) leave(task types.NamespacedName, pod string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.left[task] = pod
+}
+
+// leftPod returns the name of task's pod that last left the cache, or "".
+func (f *finishedPods) leftPod(task types.NamespacedName) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.left[task]
 }
 
 // get returns the remembered pod of task if job controls it.
@@ -50,6 +69,7 @@ func (f *finishedPods) forget(task types.NamespacedName) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	delete(f.pods, task)
+	delete(f.left, task)
 }
 
 // len is the number of remembered pods.

@@ -78,7 +78,7 @@ func (k *cluster) completeJob(job *batchv1.Job, completedAt time.Time) {
 	k.t.Helper()
 	k.finishJob(job, func(st *batchv1.JobStatus, now metav1.Time) {
 		st.StartTime = &metav1.Time{Time: completedAt.Add(-time.Second)}
-		st.Succeeded = 1
+		st.Active, st.Succeeded = 0, 1
 		st.CompletionTime = &metav1.Time{Time: completedAt}
 		st.Conditions = []batchv1.JobCondition{
 			{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue, Reason: batchv1.JobReasonCompletionsReached, LastTransitionTime: now, LastProbeTime: now},
@@ -92,7 +92,7 @@ func (k *cluster) completeJob(job *batchv1.Job, completedAt time.Time) {
 func (k *cluster) failJob(job *batchv1.Job, reason string) {
 	k.t.Helper()
 	k.finishJob(job, func(st *batchv1.JobStatus, now metav1.Time) {
-		st.Failed = 1
+		st.Active, st.Failed = 0, 1
 		st.Conditions = []batchv1.JobCondition{
 			{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, Reason: reason, Message: "job failed: " + reason, LastTransitionTime: now, LastProbeTime: now},
 			{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: reason, Message: "job failed: " + reason, LastTransitionTime: now, LastProbeTime: now},
@@ -115,4 +115,14 @@ func (k *cluster) finishJob(job *batchv1.Job, set func(*batchv1.JobStatus, metav
 func (k *cluster) deletePod(pod *corev1.Pod) {
 	k.t.Helper()
 	require.NoError(k.t, k.c.Delete(context.Background(), pod, client.GracePeriodSeconds(0)))
+}
+
+// startJob records the Job's start and its active pod, as the Job
+// controller does when it creates the pod, without concluding it.
+func (k *cluster) startJob(job *batchv1.Job, startedAt time.Time) {
+	k.t.Helper()
+	k.finishJob(job, func(st *batchv1.JobStatus, _ metav1.Time) {
+		st.StartTime = &metav1.Time{Time: startedAt}
+		st.Active = 1
+	})
 }

@@ -108,7 +108,9 @@ func TestPhases(t *testing.T) {
 		assert.Equal(t, map[string]string{"answer": "42", "note": "done"}, task.Status.Output)
 		assert.Equal(t, int32(0), *task.Status.ExitCode)
 		assert.Equal(t, tasks.ReasonCompleted, task.Status.Reason)
-		assert.True(t, task.Status.CompletionTime.Time.Equal(started.Add(30*time.Second)))
+		// The pod decided: the completion is the agent's finish, not the Job's.
+		finished := k.podStatus(pod).ContainerStatuses[0].State.Terminated.FinishedAt
+		assert.True(t, task.Status.CompletionTime.Equal(&finished), "completion %v, agent finished %v", task.Status.CompletionTime, finished)
 		assert.True(t, meta.IsStatusConditionTrue(task.Status.Conditions, v1alpha1.ConditionReady))
 		assert.Nil(t, meta.FindStatusCondition(task.Status.Conditions, v1alpha1.ConditionReconciling))
 		// Counted after the status write returns: it may trail the status by a moment.

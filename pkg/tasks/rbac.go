@@ -1,6 +1,3 @@
-// Package tasks holds the tasks manager's AgentTask controller: each
-// AgentTask runs as exactly one batch Job, its status tells the truth of the
-// Job and pod, and a completion webhook reports the result.
 package tasks
 
 // The tasks manager's permissions. `make manifests` turns these markers into

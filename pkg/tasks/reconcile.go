@@ -261,14 +261,19 @@ func (r *Reconciler) adopt(s *scope, job *batchv1.Job) {
 // observePod finds the pod of the task's Job. The cache holds only running
 // pods (selectRunningPods), so the API server is asked when the cache cannot
 // tell: once the Job concluded (the finished pod holds the agent's exit code
-// and output), and when the pod the task recorded has left the cache before
-// that (it finished, or was deleted: PodGone).
+// and output), and when a pod of the task has left the cache before that
+// (it finished, or was deleted: PodGone if the task had recorded it).
 func (r *Reconciler) observePod(ctx context.Context, s *scope) (bool, error) {
 	job := s.obs.Job
 	if job == nil {
 		return false, nil
 	}
+	key := types.NamespacedName{Namespace: s.task.Namespace, Name: s.task.Name}
 	done := concluded(job)
+	name := s.task.Status.PodName
+	if name == "" {
+		name = r.finished.leftPod(key)
+	}
 	if !done {
 		pods, err := r.cachedPods(job)
 		if err != nil {
@@ -277,31 +282,33 @@ func (r *Reconciler) observePod(ctx context.Context, s *scope) (bool, error) {
 		if s.obs.Pod = newestPod(podsOf(pods, job)); s.obs.Pod != nil {
 			return false, nil
 		}
-		if s.task.Status.PodName == "" {
+		if name == "" {
 			// No pod yet: the Job controller's events say why, if it failed.
 			s.obs.CreateFailure, err = r.createFailure(job)
 			return false, err
 		}
 	}
-	key := types.NamespacedName{Namespace: s.task.Namespace, Name: s.task.Name}
 	if pod := r.finished.get(key, job); pod != nil {
 		s.obs.Pod = pod
 		return false, nil
 	}
-	pod, err := r.livePod(ctx, s.task, job)
+	pod, err := r.livePod(ctx, s.task, name, job)
 	if err != nil {
 		return false, err
 	}
 	r.finished.put(key, pod)
 	s.obs.Pod = pod
 	s.obs.PodGone = pod == nil && !done && s.task.Status.PodName != ""
-	return false, nil
+	if pod == nil && !done && s.task.Status.PodName == "" {
+		s.obs.CreateFailure, err = r.createFailure(job)
+	}
+	return false, err
 }
 
-// livePod reads the Job's newest pod from the API server: by the name the
-// task recorded (one GET), else by the task's label.
-func (r *Reconciler) livePod(ctx context.Context, task *v1alpha1.AgentTask, job *batchv1.Job) (*corev1.Pod, error) {
-	if name := task.Status.PodName; name != "" {
+// livePod reads the Job's newest pod from the API server: by name, if
+// known (one GET), else by the task's label.
+func (r *Reconciler) livePod(ctx context.Context, task *v1alpha1.AgentTask, name string, job *batchv1.Job) (*corev1.Pod, error) {
+	if name != "" {
 		pod := &corev1.Pod{}
 		err := r.apiReader.Get(ctx, types.NamespacedName{Namespace: job.Namespace, Name: name}, pod)
 		switch {

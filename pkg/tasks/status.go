@@ -131,6 +131,9 @@ func decide(task *v1alpha1.AgentTask, st *v1alpha1.AgentTaskStatus, obs Observat
 	if c := failure(obs.Job); c != nil {
 		return failed(task, obs, c)
 	}
+	if out, ok := agentSucceeded(obs.Job, obs.Pod); ok {
+		return out
+	}
 	if out, ok := disrupted(obs.Pod); ok {
 		return out
 	}
