@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
+	"opsnorth.io/scheduler/pkg/labelkeys"
 )
 
 // chainLabel and chainStepLabel mark the hop baseline's tasks.
@@ -32,6 +34,9 @@ func ChainHops(ctx context.Context, e *Env, run string, w, workers int, timeout 
 	defer cancel()
 	st := newStamps()
 	names := objectNames("bc-"+run, w)
+	if err := watchHopPods(ctx, e, TaskNamespace, labelkeys.UserID+"="+benchUser(run), st, nil); err != nil {
+		return Hops{}, err
+	}
 	errs := make(chan error, w*StepsPerWorkflow)
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -96,17 +101,28 @@ func ChainHops(ctx context.Context, e *Env, run string, w, workers int, timeout 
 	if err != nil {
 		return Hops{}, err
 	}
-	return Hops{Workflows: w, Steps: StepsPerWorkflow, Hop: Summarize(hops), WallSeconds: wall.Seconds(),
+	podHops, err := podHopsOf(st, names, StepsPerWorkflow, chainStepName)
+	if err != nil {
+		return Hops{}, err
+	}
+	return Hops{Workflows: w, Steps: StepsPerWorkflow, Hop: Summarize(hops), PodHop: Summarize(podHops), WallSeconds: wall.Seconds(),
 		Duration: Summarize(st.between(names, stageCreate, stageDone))}, nil
 }
 
 // chainTask is step of a baseline chain: the bench task's spec, named and
 // labelled by chain and step.
 func chainTask(chain, run string, step int) *v1alpha1.AgentTask {
-	t := benchTask(TaskNamespace, chain+"-s"+strconv.Itoa(step), run)
+	t := benchTask(TaskNamespace, chainStepName(stepKey(chain, step)), run)
 	t.Labels[chainLabel] = chain
 	t.Labels[chainStepLabel] = strconv.Itoa(step)
 	return t
+}
+
+// chainStepName is the name of the task (or floor Job) that runs a chain's
+// step key: "<chain>-s<step>".
+func chainStepName(key string) string {
+	chain, step, _ := strings.Cut(key, "/")
+	return chain + "-s" + step
 }
 
 // hopsOf is every hop of the chains or workflows names: step k seen

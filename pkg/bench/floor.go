@@ -17,19 +17,22 @@ import (
 	"opsnorth.io/scheduler/pkg/tasks"
 )
 
-// stageJobDone: the floor's Job is Complete and its task's status write is sent.
-const stageJobDone = "job-done"
+// stageConcluded: the floor task's status write is sent (once, whichever of
+// its pod or its Job showed the end first).
+const stageConcluded = "concluded"
 
 // FloorThroughput is the least any controller of the AgentTask API can cost
 // the cluster: the same n AgentTasks, created in the baseline namespace (out
 // of the tasks manager's sight), where the harness is the controller with
 // nothing in between. Each create worker creates the task's Job (the
-// manager's own, owner reference included) the moment the task exists; when
-// its watch shows the Job Complete it writes the task's status once,
-// Succeeded and settled. No cache, queue, pod read, Event or intermediate
-// phase. The ratio floor/baseline is what the AgentTask objects alone cost
-// over plain Jobs on this cluster; a throughput goal below it is out of any
-// controller's reach.
+// manager's own, owner reference included) the moment the task exists. The
+// harness writes the task's one status, Succeeded and settled, at the first
+// of: its watch shows the pod Succeeded (every container exited 0), or the
+// Job Complete. The tasks manager concludes a task from its pod too, so the
+// floor must be allowed to, or managed/floor would compare unlike things. No
+// cache, queue, pod GET, Event or intermediate phase. The ratio
+// floor/baseline is what the AgentTask objects alone cost over plain Jobs on
+// this cluster; a throughput goal below it is out of any controller's reach.
 func FloorThroughput(ctx context.Context, e *Env, run string, n, workers int, timeout time.Duration) (Throughput, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -39,6 +42,16 @@ func FloorThroughput(ctx context.Context, e *Env, run string, n, workers int, ti
 	errs := make(chan error, n)
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	conclude := func(task, job string, done metav1.Time, at time.Time) {
+		if !st.mark(task, stageConcluded, at) {
+			return // the other watch was first
+		}
+		wg.Go(func() {
+			if err := finishFloorTask(ctx, e, task, job, done); err != nil && ctx.Err() == nil {
+				errs <- err
+			}
+		})
+	}
 	err := watchTasks(ctx, e, BaselineNamespace, sel, st)
 	if err == nil {
 		err = Follow(ctx, func(ctx context.Context) (watch.Interface, error) {
@@ -52,19 +65,29 @@ func FloorThroughput(ctx context.Context, e *Env, run string, n, workers int, ti
 			if jobCondition(job, batchv1.JobFailed) {
 				st.mark(task, stageFailed, at)
 			}
-			if _, sent := st.get(task, stageJobDone); sent || !jobCondition(job, batchv1.JobComplete) {
-				return
-			}
-			st.mark(task, stageJobDone, at)
-			wg.Go(func() {
-				if err := finishFloorTask(ctx, e, task, job); err != nil && ctx.Err() == nil {
-					errs <- err
+			if jobCondition(job, batchv1.JobComplete) {
+				done := metav1.Now()
+				if job.Status.CompletionTime != nil {
+					done = *job.Status.CompletionTime
 				}
-			})
+				conclude(task, job.Name, done, at)
+			}
 		})
 	}
 	if err == nil {
-		err = watchPods(ctx, e, BaselineNamespace, sel, st)
+		err = Follow(ctx, func(ctx context.Context) (watch.Interface, error) {
+			return e.Kube.CoreV1().Pods(BaselineNamespace).Watch(ctx, metav1.ListOptions{LabelSelector: sel})
+		}, func(ev watch.Event, at time.Time) {
+			pod, ok := ev.Object.(*corev1.Pod)
+			if !ok {
+				return
+			}
+			task := pod.Labels[floorTaskLabel]
+			stampPod(st, task, pod, at)
+			if pod.Status.Phase == corev1.PodSucceeded {
+				conclude(task, pod.Labels[batchv1.JobNameLabel], podFinished(pod), at)
+			}
+		})
 	}
 	if err != nil {
 		return Throughput{}, err
@@ -88,6 +111,21 @@ func FloorThroughput(ctx context.Context, e *Env, run string, n, workers int, ti
 	return result("AgentTask floor", st, names, created, wall, stagePodRunning), nil
 }
 
+// podFinished is when pod's last container terminated, or now when the pod
+// does not say.
+func podFinished(pod *corev1.Pod) metav1.Time {
+	var last metav1.Time
+	for _, c := range pod.Status.ContainerStatuses {
+		if t := c.State.Terminated; t != nil && last.Before(&t.FinishedAt) {
+			last = t.FinishedAt
+		}
+	}
+	if last.IsZero() {
+		return metav1.Now()
+	}
+	return last
+}
+
 // floorTaskLabel names a floor Job's task (Job names may differ from task names).
 const floorTaskLabel = "bench.opsnorth.io/task"
 
@@ -104,14 +142,10 @@ func floorJob(task *v1alpha1.AgentTask, run string) *batchv1.Job {
 
 // finishFloorTask writes the floor task's only status: Succeeded and settled,
 // with its Job and completion time.
-func finishFloorTask(ctx context.Context, e *Env, task string, job *batchv1.Job) error {
-	done := metav1.Now()
-	if job.Status.CompletionTime != nil {
-		done = *job.Status.CompletionTime
-	}
+func finishFloorTask(ctx context.Context, e *Env, task, job string, done metav1.Time) error {
 	patch, err := json.Marshal(map[string]any{"status": v1alpha1.AgentTaskStatus{
 		Phase:          v1alpha1.TaskSucceeded,
-		JobName:        job.Name,
+		JobName:        job,
 		CompletionTime: &done,
 		Settled:        true,
 	}})

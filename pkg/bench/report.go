@@ -15,7 +15,7 @@ func PrintTable(w io.Writer, rep *Report) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	line := func(format string, args ...any) { _, _ = fmt.Fprintf(tw, format+"\n", args...) }
 	if len(rep.Throughput) > 0 {
-		line("THROUGHPUT (N=%d, pod delay %s)\trep\torder\twall s\tper s\tcreate→running p50/p99 ms\tcreate→pod running p50/p99 ms\tcreate→done p50/p99 ms\tpod done→done p50/p99 ms\twrites/task", rep.Config.Tasks, rep.Config.PodDelay)
+		line("THROUGHPUT (N=%d, pod delay %s)\trep\torder\twall s\tper s\tcreate→running p50/p99 ms\tcreate→pod running p50/p99 ms\tcreate→pod done p50/p99 ms\tcreate→done p50/p99 ms\tpod done→done p50/p99 ms\twrites/task", rep.Config.Tasks, rep.Config.PodDelay)
 		for _, p := range rep.Throughput {
 			order := orderOf(p.BaselineFirst)
 			runs := []Throughput{p.Baseline, p.Managed}
@@ -27,43 +27,29 @@ func PrintTable(w io.Writer, rep *Report) error {
 				if t.Kind == "AgentTask" {
 					per = fmt.Sprintf("%.2f", p.TaskWritesPerObj)
 				}
-				line("  %s\t%d\t%s\t%.2f\t%.1f\t%s\t%s\t%s\t%s\t%s", t.Kind, p.Rep, order, t.WallSeconds, t.PerSecond,
-					p50p99(t.CreateToRunning), p50p99(t.CreateToPodRunning), p50p99(t.CreateToDone), p50p99(t.PodDoneToDone), per)
+				line("  %s\t%d\t%s\t%.2f\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s", t.Kind, p.Rep, order, t.WallSeconds, t.PerSecond,
+					p50p99(t.CreateToRunning), p50p99(t.CreateToPodRunning), p50p99(t.CreateToPodDone), p50p99(t.CreateToDone), p50p99(t.PodDoneToDone), per)
 			}
-			line("  wall ratio managed/baseline\t%d\t%s\t%.3f\t\t\t\t\t\t%s", p.Rep, order, p.WallRatio, methods(p.TaskWrites))
-			line("  CPU s baseline → managed\t%d\t%s\t\t\t%s", p.Rep, order, cpuPairs(p.Baseline.CPUSeconds, p.Managed.CPUSeconds))
+			line("  wall ratio managed/baseline\t%d\t%s\t%.3f\t\t\t\t\t\t\t%s", p.Rep, order, p.WallRatio, methods(p.TaskWrites))
+			line("  CPU s baseline → managed\t%d\t%s\t\t\t\t\t\t\t\t%s", p.Rep, order, cpuPairs(p.Baseline.CPUSeconds, p.Managed.CPUSeconds))
 			if p.Floor != nil {
-				line("  wall ratio floor/baseline, managed/floor\t%d\t%s\t%.3f, %.3f", p.Rep, order, p.FloorRatio, p.ManagedToFloor)
-				line("  CPU s baseline → floor\t%d\t%s\t\t\t%s", p.Rep, order, cpuPairs(p.Baseline.CPUSeconds, p.Floor.CPUSeconds))
+				line("  wall ratio floor/baseline, managed/floor\t%d\t%s\t%.3f, %.3f\t\t\t\t\t\t\t", p.Rep, order, p.FloorRatio, p.ManagedToFloor)
+				line("  CPU s baseline → floor\t%d\t%s\t\t\t\t\t\t\t\t%s", p.Rep, order, cpuPairs(p.Baseline.CPUSeconds, p.Floor.CPUSeconds))
 			}
 		}
-		line("  median wall ratio (goal ≤ 1.10)\t\t\t%.3f\t\t\t\t\t\t", rep.WallRatioMedian)
+		line("  median wall ratio (goal ≤ 1.10)\t\t\t%.3f\t\t\t\t\t\t\t", rep.WallRatioMedian)
 		if rep.FloorRatioMedian > 0 {
-			line("  median floor/baseline: the least ratio a controller can reach\t\t\t%.3f\t\t\t\t\t\t", rep.FloorRatioMedian)
+			line("  median floor/baseline: the least ratio a controller can reach\t\t\t%.3f\t\t\t\t\t\t\t", rep.FloorRatioMedian)
+			line("  median managed/floor (goal ≤ 1.20)\t\t\t%.3f\t\t\t\t\t\t\t", rep.ManagedToFloorMedian)
 		}
 		if rep.PodSpecMatch != nil {
-			line("  same pod spec as the manager's Job\t\t\t%t\t\t\t\t\t\t", *rep.PodSpecMatch)
+			line("  same pod spec as the manager's Job\t\t\t%t\t\t\t\t\t\t\t", *rep.PodSpecMatch)
 		}
 		_ = tw.Flush()
 	}
-	if len(rep.Hops) > 0 {
-		h0 := rep.Hops[0].Managed
-		line("WORKFLOW HOP (%d × %d steps)\trep\torder\tp50 ms\tp90 ms\tp99 ms\tmax ms\twall s\tworkflow p50/p99 ms", h0.Workflows, h0.Steps)
-		for _, p := range rep.Hops {
-			order := orderOf(p.BaselineFirst)
-			for _, side := range []struct {
-				name string
-				h    Hops
-			}{{"baseline: the harness creates step k+1", p.Baseline}, {"step k Succeeded → step k+1 ADDED", p.Managed}} {
-				h := side.h
-				line("  %s\t%d\t%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.2f\t%s", side.name, p.Rep, order, h.Hop.P50Ms, h.Hop.P90Ms, h.Hop.P99Ms, h.Hop.MaxMs, h.WallSeconds, p50p99(h.Duration))
-			}
-			b, m := p.Baseline, p.Managed
-			line("  ratio managed/baseline\t%d\t%s\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t", p.Rep, order, ratio(m.Hop.P50Ms, b.Hop.P50Ms), ratio(m.Hop.P90Ms, b.Hop.P90Ms), p.P99Ratio, ratio(m.Hop.MaxMs, b.Hop.MaxMs), ratio(m.WallSeconds, b.WallSeconds))
-			line("  workflows manager writes per workflow\t%d\t%s\t%.2f\t%s", p.Rep, order, p.Writes.PerUnit, methods(p.Writes.Methods))
-		}
-		line("  median p99 ms managed, baseline (goal < 100), ratio\t\t\t%.1f, %.1f, %.2f", rep.HopP99Median, rep.HopBaselineP99Median, rep.HopP99RatioMedian)
-	}
+	printHops(line, rep)
+	_ = tw.Flush()
+	printWrites(line, rep.Writes)
 	_ = tw.Flush()
 	if d := rep.Deployments; d != nil {
 		line("DEPLOYMENTS (%d to Ready)\twall s\tbaseline wall s\tratio (goal ≤ 1.5)\tcreate→Ready p50/p99 ms\twrites per UserDeployment\tchildren applied by the baseline", d.N)

@@ -12,16 +12,20 @@ import (
 )
 
 // Scenarios the harness knows, in the order it runs them.
-var Scenarios = []string{"throughput", "hop", "deployments", "memory", "economy"}
+var Scenarios = []string{"throughput", "hop", "writes", "deployments", "memory", "economy"}
 
 // Config is one benchmark run.
 type Config struct {
-	Tasks       int `json:"tasks"`
-	Workflows   int `json:"workflows"`
-	Deployments int `json:"deployments"`
-	Repeats     int `json:"repeats"`
-	Workers     int `json:"workers"`
-	MemoryTasks int `json:"memoryTasks"`
+	Tasks int `json:"tasks"`
+	// HopWorkflows are the sizes of the hop scenario (workflows of
+	// StepsPerWorkflow steps per burst), each run Repeats times.
+	HopWorkflows []int `json:"hopWorkflows"`
+	// WriteWorkflows is the size of the writes scenario (one-step workflows).
+	WriteWorkflows int `json:"writeWorkflows"`
+	Deployments    int `json:"deployments"`
+	Repeats        int `json:"repeats"`
+	Workers        int `json:"workers"`
+	MemoryTasks    int `json:"memoryTasks"`
 	// MemoryDeployments are extra UserDeployments created (to Ready) before memory is read.
 	MemoryDeployments int `json:"memoryDeployments"`
 	// Floor adds the floor burst (FloorThroughput) to every throughput repetition.
@@ -64,18 +68,21 @@ type Report struct {
 	// FloorRatioMedian is the median floor/baseline wall ratio: the least
 	// wall ratio an AgentTask controller can reach on this cluster.
 	FloorRatioMedian float64 `json:"floorRatioMedian,omitempty"`
+	// ManagedToFloorMedian is the median managed/floor wall ratio: what the
+	// tasks manager adds to the least controller (goal ≤ 1.2).
+	ManagedToFloorMedian float64 `json:"managedToFloorMedian,omitempty"`
 	// PodSpecMatch: a managed task's Job and a baseline Job have the same pod spec, as stored.
 	PodSpecMatch *bool `json:"podSpecMatch,omitempty"`
-	// Hops are the hop scenario's repetitions, each managed and baseline.
+	// Hops are the hop scenario's repetitions at every size, each managed,
+	// baseline and floor.
 	Hops []HopPair `json:"hops,omitempty"`
-	// HopP99Median, HopBaselineP99Median and HopP99RatioMedian are the
-	// medians over Hops of the managed and baseline p99 and of their ratio.
-	HopP99Median         float64      `json:"hopP99Median,omitempty"`
-	HopBaselineP99Median float64      `json:"hopBaselineP99Median,omitempty"`
-	HopP99RatioMedian    float64      `json:"hopP99RatioMedian,omitempty"`
-	Deployments          *Deployments `json:"deployments,omitempty"`
-	Memory               []Memory     `json:"memory,omitempty"`
-	Restart              []Writes     `json:"restart,omitempty"`
+	// HopSummaries are the medians over Hops, one per size.
+	HopSummaries []HopSummary `json:"hopSummaries,omitempty"`
+	// Writes is the writes scenario.
+	Writes      *WriteRun    `json:"writes,omitempty"`
+	Deployments *Deployments `json:"deployments,omitempty"`
+	Memory      []Memory     `json:"memory,omitempty"`
+	Restart     []Writes     `json:"restart,omitempty"`
 }
 
 // Writes are a manager's API requests over a scenario, by method.
@@ -100,6 +107,13 @@ func Run(ctx context.Context, e *Env, cfg Config) (*Report, error) {
 		if err := runHops(ctx, e, cfg, base, rep); err != nil {
 			return rep, err
 		}
+	}
+	if slices.Contains(cfg.Scenarios, "writes") {
+		w, err := WorkflowWrites(ctx, e, base+"x", cfg.WriteWorkflows, cfg.Workers, cfg.Settle, cfg.Timeout)
+		if err != nil {
+			return rep, fmt.Errorf("writes: %w", err)
+		}
+		rep.Writes = w
 	}
 	if slices.Contains(cfg.Scenarios, "deployments") {
 		d, err := RunDeployments(ctx, e, base+"d", cfg.Deployments, cfg.Workers, cfg.Timeout)
@@ -135,7 +149,7 @@ func Run(ctx context.Context, e *Env, cfg Config) (*Report, error) {
 }
 
 func runThroughput(ctx context.Context, e *Env, cfg Config, base string, rep *Report) error {
-	var ratios, floors []float64
+	var ratios, floors, overFloor []float64
 	prof := profiler{e: e, window: cfg.ProfileAPIServer, dir: cfg.ProfileDir}
 	for i := range cfg.Repeats {
 		p := Pair{Rep: i, BaselineFirst: i%2 == 0}
@@ -185,7 +199,7 @@ func runThroughput(ctx context.Context, e *Env, cfg Config, base string, rep *Re
 		if p.Floor != nil {
 			p.FloorRatio = ratio(p.Floor.WallSeconds, p.Baseline.WallSeconds)
 			p.ManagedToFloor = ratio(p.Managed.WallSeconds, p.Floor.WallSeconds)
-			floors = append(floors, p.FloorRatio)
+			floors, overFloor = append(floors, p.FloorRatio), append(overFloor, p.ManagedToFloor)
 		}
 		rep.Throughput = append(rep.Throughput, p)
 		if i == 0 {
@@ -198,7 +212,7 @@ func runThroughput(ctx context.Context, e *Env, cfg Config, base string, rep *Re
 	}
 	rep.WallRatioMedian = Median(ratios)
 	if len(floors) > 0 {
-		rep.FloorRatioMedian = Median(floors)
+		rep.FloorRatioMedian, rep.ManagedToFloorMedian = Median(floors), Median(overFloor)
 	}
 	return nil
 }

@@ -38,7 +38,10 @@ type Throughput struct {
 	// CreateToRunning is create → the AgentTask's phase Running (managed) or the pod Running (baseline).
 	CreateToRunning    Dist `json:"createToRunning"`
 	CreateToPodRunning Dist `json:"createToPodRunning"`
-	CreateToDone       Dist `json:"createToDone"`
+	// CreateToPodDone is create → the pod seen Succeeded: what the work itself took.
+	CreateToPodDone Dist `json:"createToPodDone"`
+	// CreateToDone is create → task Succeeded / Job Complete: what the user waits for.
+	CreateToDone Dist `json:"createToDone"`
 	// PodDoneToDone is the controller's reaction: pod Succeeded → task Succeeded / Job Complete.
 	PodDoneToDone Dist `json:"podDoneToDone"`
 	// CPUSeconds is the CPU time (user+system) each process of the local
@@ -103,19 +106,21 @@ func watchPods(ctx context.Context, e *Env, ns, selector string, st *stamps) err
 	return Follow(ctx, func(ctx context.Context) (watch.Interface, error) {
 		return e.Kube.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{LabelSelector: selector})
 	}, func(ev watch.Event, at time.Time) {
-		pod, ok := ev.Object.(*corev1.Pod)
-		if !ok {
-			return
-		}
-		job := pod.Labels[batchv1.JobNameLabel]
-		switch pod.Status.Phase {
-		case corev1.PodRunning:
-			st.mark(job, stagePodRunning, at)
-		case corev1.PodSucceeded:
-			st.mark(job, stagePodRunning, at)
-			st.mark(job, stagePodDone, at)
+		if pod, ok := ev.Object.(*corev1.Pod); ok {
+			stampPod(st, pod.Labels[batchv1.JobNameLabel], pod, at)
 		}
 	})
+}
+
+// stampPod stamps key's pod stages from pod's phase.
+func stampPod(st *stamps, key string, pod *corev1.Pod, at time.Time) {
+	switch pod.Status.Phase {
+	case corev1.PodRunning:
+		st.mark(key, stagePodRunning, at)
+	case corev1.PodSucceeded:
+		st.mark(key, stagePodRunning, at)
+		st.mark(key, stagePodDone, at)
+	}
 }
 
 // TaskThroughput creates n AgentTasks at once in the tasks manager's
@@ -213,6 +218,7 @@ func result(kind string, st *stamps, names []string, created, wall time.Duration
 		PerSecond:          ratio(float64(len(names)), wall.Seconds()),
 		CreateToRunning:    Summarize(st.between(names, stageCreate, running)),
 		CreateToPodRunning: Summarize(st.between(names, stageCreate, stagePodRunning)),
+		CreateToPodDone:    Summarize(st.between(names, stageCreate, stagePodDone)),
 		CreateToDone:       Summarize(st.between(names, stageCreate, stageDone)),
 		PodDoneToDone:      Summarize(st.between(names, stagePodDone, stageDone)),
 	}

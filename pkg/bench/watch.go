@@ -20,8 +20,9 @@ func newStamps() *stamps {
 	return &stamps{m: map[string]map[string]time.Time{}, n: map[string]int{}}
 }
 
-// mark records at as key's time of stage unless one is recorded already.
-func (s *stamps) mark(key, stage string, at time.Time) {
+// mark records at as key's time of stage unless one is recorded already,
+// and tells whether it did.
+func (s *stamps) mark(key, stage string, at time.Time) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	byStage, ok := s.m[key]
@@ -29,10 +30,12 @@ func (s *stamps) mark(key, stage string, at time.Time) {
 		byStage = map[string]time.Time{}
 		s.m[key] = byStage
 	}
-	if _, seen := byStage[stage]; !seen {
-		byStage[stage] = at
-		s.n[stage]++
+	if _, seen := byStage[stage]; seen {
+		return false
 	}
+	byStage[stage] = at
+	s.n[stage]++
+	return true
 }
 
 func (s *stamps) get(key, stage string) (time.Time, bool) {

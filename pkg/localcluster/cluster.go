@@ -51,6 +51,9 @@ type Options struct {
 	StopTimeout time.Duration
 	// Profiling serves kube-apiserver's /debug/pprof to cluster admins (off by default).
 	Profiling bool
+	// AuditPolicy, when set, is kube-apiserver's audit policy (audit.k8s.io/v1
+	// YAML); the events it selects go as JSON lines to Cluster.AuditLog.
+	AuditPolicy []byte
 }
 
 // Cluster is a running local cluster.
@@ -172,7 +175,11 @@ func (c *Cluster) startControlPlane(ctx context.Context, stagesPath string) erro
 		return err
 	}
 	c.phaseDone("etcd healthy")
-	apiserver, err := c.StartProcess("kube-apiserver", c.bin("kube-apiserver"), c.layout.apiServerArgs(c.opts.Profiling), nil)
+	apiArgs, err := c.withAudit(c.layout.apiServerArgs(c.opts.Profiling))
+	if err != nil {
+		return err
+	}
+	apiserver, err := c.StartProcess("kube-apiserver", c.bin("kube-apiserver"), apiArgs, nil)
 	if err != nil {
 		return err
 	}

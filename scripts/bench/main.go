@@ -2,7 +2,7 @@
 // figure side by side with a baseline in the same run, prints a table and
 // keeps the raw results as JSON (see README.md).
 //
-//	go run ./scripts/bench [--tasks 200] [--workflows 20] [--deployments 20] [--scenarios throughput,hop,deployments,memory,economy]
+//	go run ./scripts/bench [--tasks 200] [--hop-workflows 20,100] [--write-workflows 50] [--deployments 20] [--scenarios throughput,hop,writes,deployments,memory,economy]
 package main
 
 import (
@@ -16,6 +16,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -33,9 +34,12 @@ type options struct {
 
 func main() {
 	var o options
-	var scenarios, managerArgs string
+	var scenarios, managerArgs, hopSizes string
+	var workflows int
 	flag.IntVar(&o.Tasks, "tasks", 1000, "AgentTasks (and baseline Jobs) per throughput burst")
-	flag.IntVar(&o.Workflows, "workflows", 100, "workflows of 5 steps in the hop scenario")
+	flag.StringVar(&hopSizes, "hop-workflows", "20,100", "comma list of hop scenario sizes: workflows of 5 steps per burst, each size run --repeats times")
+	flag.IntVar(&workflows, "workflows", 0, "one hop scenario size (kept for old command lines: --workflows=N is --hop-workflows=N)")
+	flag.IntVar(&o.WriteWorkflows, "write-workflows", 50, "one-step Workflows in the writes scenario")
 	flag.IntVar(&o.Deployments, "deployments", 200, "UserDeployments in the deployments scenario")
 	flag.IntVar(&o.Repeats, "repeats", 3, "repetitions of the throughput and hop scenarios; the order of managed and baseline alternates")
 	flag.BoolVar(&o.Floor, "floor", true, "add to every throughput repetition the floor burst: the same AgentTasks with the harness as the least controller (one Job create and one status write each)")
@@ -51,6 +55,14 @@ func main() {
 	flag.BoolVar(&o.Keep, "keep", false, "keep the cluster's state directory (logs) on exit")
 	flag.DurationVar(&o.ProfileAPIServer, "profile-apiserver", 0, "capture a kube-apiserver CPU profile of this long from the start of every throughput burst (e.g. 20s), next to --out")
 	flag.Parse()
+	if workflows > 0 {
+		hopSizes = strconv.Itoa(workflows)
+	}
+	var err error
+	if o.HopWorkflows, err = parseSizes(hopSizes); err != nil {
+		fmt.Fprintf(os.Stderr, "bench: --hop-workflows: %v\n", err)
+		os.Exit(2)
+	}
 	o.Scenarios = strings.Split(scenarios, ",")
 	o.ManagerArgs = strings.Fields(managerArgs)
 
@@ -70,8 +82,11 @@ func run(ctx context.Context, o options, out io.Writer) (rep *bench.Report, err 
 			return nil, fmt.Errorf("unknown scenario %q (have %s)", s, strings.Join(bench.Scenarios, ", "))
 		}
 	}
-	if o.Tasks < 1 || o.Workflows < 1 || o.Deployments < 1 || o.Repeats < 1 || o.Workers < 1 {
-		return nil, errors.New("--tasks, --workflows, --deployments, --repeats and --workers must be at least 1")
+	if o.Tasks < 1 || o.WriteWorkflows < 1 || o.Deployments < 1 || o.Repeats < 1 || o.Workers < 1 {
+		return nil, errors.New("--tasks, --write-workflows, --deployments, --repeats and --workers must be at least 1")
+	}
+	if len(o.HopWorkflows) == 0 || slices.Min(o.HopWorkflows) < 1 {
+		return nil, errors.New("--hop-workflows must list sizes of at least 1")
 	}
 	root, err := localcluster.RepoRoot()
 	if err != nil {
@@ -82,7 +97,8 @@ func run(ctx context.Context, o options, out io.Writer) (rep *bench.Report, err 
 	}
 	o.ProfileDir = strings.TrimSuffix(o.Out, filepath.Ext(o.Out))
 	started := time.Now()
-	c, err := localcluster.Start(ctx, localcluster.Options{PodDelay: o.PodDelay, Keep: o.Keep, Profiling: o.ProfileAPIServer > 0})
+	c, err := localcluster.Start(ctx, localcluster.Options{PodDelay: o.PodDelay, Keep: o.Keep, Profiling: o.ProfileAPIServer > 0,
+		AuditPolicy: bench.AuditPolicy()})
 	if err != nil {
 		return nil, fmt.Errorf("start local cluster: %w", err)
 	}
@@ -112,6 +128,28 @@ func run(ctx context.Context, o options, out io.Writer) (rep *bench.Report, err 
 	}
 	say(out, "bench: raw results in %s\n", o.Out)
 	return rep, nil
+}
+
+// parseSizes parses a comma list of positive sizes, e.g. "20,100".
+func parseSizes(list string) ([]int, error) {
+	var out []int
+	for f := range strings.SplitSeq(list, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		n, err := strconv.Atoi(f)
+		if err != nil {
+			return nil, fmt.Errorf("size %q: %w", f, err)
+		}
+		if n < 1 {
+			return nil, fmt.Errorf("size %d: must be at least 1", n)
+		}
+		out = append(out, n)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no size given")
+	}
+	return out, nil
 }
 
 func writeJSON(path string, rep *bench.Report) error {
