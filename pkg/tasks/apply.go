@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
@@ -20,7 +21,8 @@ const maxEventNote = 1024
 // under the manager's field owner. The apply carries the task's
 // resourceVersion, so a reconcile working from a stale cache gets a Conflict
 // instead of overwriting a newer status (a recorded terminal phase, a
-// delivered webhook) with an older one.
+// delivered webhook) with an older one. The written task is what the next
+// reconcile decides on until the cache has it (manager.LastWrites).
 func (r *Reconciler) applyStatus(ctx context.Context, task *v1alpha1.AgentTask, st v1alpha1.AgentTaskStatus) (*v1alpha1.AgentTask, error) {
 	status, err := statusApplyConfiguration(st)
 	if err != nil {
@@ -32,6 +34,8 @@ func (r *Reconciler) applyStatus(ctx context.Context, task *v1alpha1.AgentTask, 
 	if err != nil {
 		return nil, errorf(errStatusWrite, "apply status of agenttask %s/%s: %w", task.Namespace, task.Name, err)
 	}
+	trimmed, _ := trimTask(updated.DeepCopy())
+	r.written.Store(types.NamespacedName{Namespace: task.Namespace, Name: task.Name}, task.ResourceVersion, trimmed.(*v1alpha1.AgentTask))
 	return updated, nil
 }
 
@@ -75,7 +79,11 @@ func (r *Reconciler) recordTransition(ctx context.Context, s *scope, old v1alpha
 	// creation. One Event per task instead of one per phase took a third
 	// of the tasks manager's writes off the API server (see the README's
 	// performance section).
-	if !st.Phase.IsTerminal() {
+	//
+	// A workflow's step task has none: its Workflow reports the step (in
+	// status, with a StepFailed Event if it fails, and with its own end), so
+	// the task's Event said the same thing a second time.
+	if !st.Phase.IsTerminal() || isStepTask(task) {
 		return
 	}
 	eventType := corev1.EventTypeNormal
@@ -96,4 +104,10 @@ func (r *Reconciler) event(task *v1alpha1.AgentTask, eventType, reason, action, 
 // describe is a short "namespace/name" for messages.
 func describe(task *v1alpha1.AgentTask) string {
 	return fmt.Sprintf("%s/%s", task.Namespace, task.Name)
+}
+
+// isStepTask reports whether a Workflow controls task: it is one of its steps.
+func isStepTask(task *v1alpha1.AgentTask) bool {
+	ref := metav1.GetControllerOf(task)
+	return ref != nil && ref.Kind == "Workflow" && ref.APIVersion == v1alpha1.SchemeGroupVersion.String()
 }

@@ -47,6 +47,8 @@ type Reconciler struct {
 	// reconcile runs on every Job, pod and task event.
 	running, terminal []manager.Phase[*scope]
 	finished          *finishedPods
+	// written is the last status write per task, until the cache has it.
+	written manager.LastWrites[*v1alpha1.AgentTask]
 	// stops are the Jobs stopJob failed to delete, by key, with their UIDs.
 	stops      sync.Map
 	cfg        Config

@@ -60,11 +60,13 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		r.finished.forget(req.NamespacedName)
 		r.jobs.forget(req.NamespacedName)
+		r.written.Forget(req.NamespacedName)
 		return ctrl.Result{}, nil
 	}
 	if err != nil {
 		return ctrl.Result{}, errorf(errAPIRead, "get agenttask %s: %w", req, err)
 	}
+	task, _ = r.written.Latest(req.NamespacedName, task)
 	if task.DeletionTimestamp != nil || task.Status.Phase.IsTerminal() {
 		// Forgotten once the cache shows the outcome: a reconcile of a
 		// stale cached copy still finds the pod without another read.

@@ -118,7 +118,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, wf *v1alpha1.Workflow, sta
 		return false, fmt.Errorf("apply workflow status: %w", err)
 	}
 	if updated.ResourceVersion != wf.ResourceVersion {
-		r.written.Store(k8sName(wf.Namespace, wf.Name), writtenStatus{replaced: wf.ResourceVersion, object: updated})
+		r.written.Store(k8sName(wf.Namespace, wf.Name), wf.ResourceVersion, updated)
 	}
 	return true, nil
 }

@@ -45,11 +45,11 @@ type Reconciler struct {
 	// phases are the reconcile's phases, built once.
 	phases []manager.Phase[*scope]
 
-	// written maps a workflow to this manager's last status write: while
-	// the informer still serves the version that write replaced, decisions
-	// are made on the written object (the API server's answer) instead of the
+	// written is this manager's last status write per workflow: while the
+	// informer still serves the version that write replaced, decisions are
+	// made on the written object (the API server's answer) instead of the
 	// stale cached one. This is what keeps a step hop to one write.
-	written sync.Map
+	written manager.LastWrites[*v1alpha1.Workflow]
 	// created holds the tasks this manager created that its cache may not
 	// hold yet, by namespace/name, until the cache has them or they are deleted.
 	created sync.Map
@@ -76,7 +76,7 @@ type scope struct {
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	wf, err := r.workflows(req.Namespace).Get(req.Name)
 	if apierrors.IsNotFound(err) {
-		r.written.Delete(req.NamespacedName)
+		r.written.Forget(req.NamespacedName)
 		return ctrl.Result{}, nil
 	}
 	if err != nil {
@@ -179,28 +179,15 @@ func (r *Reconciler) finished(ctx context.Context, wf *v1alpha1.Workflow) (ctrl.
 	return ctrl.Result{}, nil
 }
 
-// writtenStatus is a status write of this manager: the version it replaced
-// and the object the API server answered with.
-type writtenStatus struct {
-	replaced string
-	object   *v1alpha1.Workflow
-}
-
 // latest returns the newest known version of wf: the cached one, unless the
 // cache still serves the version this manager's last status write replaced.
 func (r *Reconciler) latest(ctx context.Context, key types.NamespacedName, wf *v1alpha1.Workflow) *v1alpha1.Workflow {
-	v, ok := r.written.Load(key)
-	if !ok {
-		return wf
-	}
-	w := v.(writtenStatus)
-	if w.replaced == wf.ResourceVersion {
+	written, ok := r.written.Latest(key, wf)
+	if ok {
 		logf.FromContext(ctx).V(1).Info("cache lags behind the last status write; using the written workflow",
-			"cached", wf.ResourceVersion, "written", w.object.ResourceVersion)
-		return w.object
+			"cached", wf.ResourceVersion, "written", written.ResourceVersion)
 	}
-	r.written.CompareAndDelete(key, v)
-	return wf
+	return written
 }
 
 // createStepTasks creates the planned step attempts and adds them to obs.
