@@ -156,3 +156,20 @@ func bareJob(namespace, name string) *batchv1.Job {
 		}}},
 	}
 }
+
+// TestStepTaskHasNoEvent: a task a Workflow controls ends without an Event
+// of its own (its Workflow reports the step); a standalone task gets one.
+func TestStepTaskHasNoEvent(t *testing.T) {
+	k := newCluster(t, "tasks-step-events")
+	startManager(t, k.ns, testArgs(false)...)
+	k.createTask("step", func(at *v1alpha1.AgentTask) {
+		at.OwnerReferences = []metav1.OwnerReference{{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: "Workflow",
+			Name: "wf", UID: "6a3c1c1e-0000-4000-8000-000000000001", Controller: ptr.To(true)}}
+	})
+	k.createTask("alone")
+	k.succeed("step", "")
+	k.succeed("alone", "")
+	k.waitPhase("step", v1alpha1.TaskSucceeded)
+	assertTaskEvents(t, k, "alone", "Succeeded")
+	assertTaskEvents(t, k, "step")
+}
