@@ -86,14 +86,7 @@ func ChainHops(ctx context.Context, e *Env, run string, w, workers int, timeout 
 	if err != nil {
 		return Hops{}, err
 	}
-	_, wall, err := burst(ctx, e, st, names, workers, timeout, func(ctx context.Context, chain string) error {
-		return create(ctx, chain, 0)
-	})
-	select {
-	case chainErr := <-errs:
-		return Hops{}, chainErr
-	default:
-	}
+	wall, err := startChains(ctx, e, st, names, workers, timeout, errs, create)
 	if err != nil {
 		return Hops{}, fmt.Errorf("chains: %w", err)
 	}
@@ -140,4 +133,19 @@ func hopsOf(st *stamps, names []string) ([]time.Duration, error) {
 		}
 	}
 	return hops, nil
+}
+
+// startChains creates step 0 of every chain in names and waits until all
+// are done; an error a later step's create sent on errs comes first.
+func startChains(ctx context.Context, e *Env, st *stamps, names []string, workers int, timeout time.Duration,
+	errs <-chan error, create func(ctx context.Context, chain string, step int) error) (time.Duration, error) {
+	_, wall, err := burst(ctx, e, st, names, workers, timeout, func(ctx context.Context, chain string) error {
+		return create(ctx, chain, 0)
+	})
+	select {
+	case chainErr := <-errs:
+		return 0, chainErr
+	default:
+	}
+	return wall, err
 }

@@ -65,14 +65,7 @@ func FloorChainHops(ctx context.Context, e *Env, run string, w, workers int, tim
 	if err != nil {
 		return Hops{}, err
 	}
-	_, wall, err := burst(ctx, e, st, names, workers, timeout, func(ctx context.Context, chain string) error {
-		return create(ctx, chain, 0)
-	})
-	select {
-	case chainErr := <-errs:
-		return Hops{}, chainErr
-	default:
-	}
+	wall, err := startChains(ctx, e, st, names, workers, timeout, errs, create)
 	if err != nil {
 		return Hops{}, fmt.Errorf("floor chains: %w", err)
 	}

@@ -74,18 +74,7 @@ func WorkflowHops(ctx context.Context, e *Env, run string, w, workers int, timeo
 		}
 	})
 	if err == nil {
-		err = Follow(ctx, func(ctx context.Context) (watch.Interface, error) {
-			return e.Sched.SchedulerV1alpha1().Workflows(TaskNamespace).Watch(ctx, metav1.ListOptions{LabelSelector: RunLabel + "=" + run})
-		}, func(ev watch.Event, at time.Time) {
-			if wf, ok := ev.Object.(*v1alpha1.Workflow); ok {
-				switch wf.Status.Phase {
-				case v1alpha1.WorkflowSucceeded:
-					st.mark(wf.Name, stageDone, at)
-				case v1alpha1.WorkflowFailed:
-					st.mark(wf.Name, stageFailed, at)
-				}
-			}
-		})
+		err = watchWorkflowEnds(ctx, e, run, st)
 	}
 	if err != nil {
 		return Hops{}, err
@@ -128,4 +117,21 @@ func benchWorkflow(name, run string, steps int) *v1alpha1.Workflow {
 		})
 	}
 	return wf
+}
+
+// watchWorkflowEnds stamps stageDone or stageFailed for each workflow of
+// run as the harness's watch sees it end.
+func watchWorkflowEnds(ctx context.Context, e *Env, run string, st *stamps) error {
+	return Follow(ctx, func(ctx context.Context) (watch.Interface, error) {
+		return e.Sched.SchedulerV1alpha1().Workflows(TaskNamespace).Watch(ctx, metav1.ListOptions{LabelSelector: RunLabel + "=" + run})
+	}, func(ev watch.Event, at time.Time) {
+		if wf, ok := ev.Object.(*v1alpha1.Workflow); ok {
+			switch wf.Status.Phase {
+			case v1alpha1.WorkflowSucceeded:
+				st.mark(wf.Name, stageDone, at)
+			case v1alpha1.WorkflowFailed:
+				st.mark(wf.Name, stageFailed, at)
+			}
+		}
+	})
 }

@@ -8,9 +8,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/watch"
 
-	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 	"opsnorth.io/scheduler/pkg/localcluster"
 )
 
@@ -66,18 +64,7 @@ func WorkflowWrites(ctx context.Context, e *Env, run string, n, workers int, set
 		return nil, err
 	}
 	st := newStamps()
-	err = Follow(ctx, func(ctx context.Context) (watch.Interface, error) {
-		return e.Sched.SchedulerV1alpha1().Workflows(TaskNamespace).Watch(ctx, metav1.ListOptions{LabelSelector: RunLabel + "=" + run})
-	}, func(ev watch.Event, at time.Time) {
-		if wf, ok := ev.Object.(*v1alpha1.Workflow); ok {
-			switch wf.Status.Phase {
-			case v1alpha1.WorkflowSucceeded:
-				st.mark(wf.Name, stageDone, at)
-			case v1alpha1.WorkflowFailed:
-				st.mark(wf.Name, stageFailed, at)
-			}
-		}
-	})
+	err = watchWorkflowEnds(ctx, e, run, st)
 	if err != nil {
 		return nil, err
 	}
