@@ -35,6 +35,14 @@ func (f *finishedPods) leave(task types.NamespacedName, pod string) {
 	f.left[task] = pod
 }
 
+// unleave forgets the pod that left task's cache: it is gone, and reading
+// it again on every reconcile would find nothing new.
+func (f *finishedPods) unleave(task types.NamespacedName) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.left, task)
+}
+
 // leftPod returns the name of task's pod that last left the cache, or "".
 func (f *finishedPods) leftPod(task types.NamespacedName) string {
 	f.mu.Lock()

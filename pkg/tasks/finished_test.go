@@ -40,3 +40,20 @@ func TestFinishedPods(t *testing.T) {
 	assert.Nil(t, f.get(key, job))
 	assert.Zero(t, f.len())
 }
+
+// TestLeftPods: the name of a pod that left the cache is kept per task
+// until it is found gone (unleave) or the task is forgotten.
+func TestLeftPods(t *testing.T) {
+	key := types.NamespacedName{Namespace: "agent-tasks", Name: "summarise"}
+	f := newFinishedPods()
+	assert.Empty(t, f.leftPod(key))
+	f.leave(key, "summarise-abcde")
+	assert.Equal(t, "summarise-abcde", f.leftPod(key))
+	f.leave(key, "summarise-fghij")
+	assert.Equal(t, "summarise-fghij", f.leftPod(key), "the last pod that left")
+	f.unleave(key)
+	assert.Empty(t, f.leftPod(key))
+	f.leave(key, "summarise-abcde")
+	f.forget(key)
+	assert.Empty(t, f.leftPod(key), "forgotten with the task")
+}

@@ -302,6 +302,8 @@ func (r *Reconciler) observePod(ctx context.Context, s *scope) (bool, error) {
 	s.obs.Pod = pod
 	s.obs.PodGone = pod == nil && !done && s.task.Status.PodName != ""
 	if pod == nil && !done && s.task.Status.PodName == "" {
+		// The pod that left the cache was deleted before it ran.
+		r.finished.unleave(key)
 		s.obs.CreateFailure, err = r.createFailure(job)
 	}
 	return false, err
