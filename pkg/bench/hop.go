@@ -34,6 +34,9 @@ type Hops struct {
 	WallSeconds float64 `json:"wallSeconds"`
 	// Duration is create → workflow Succeeded per workflow.
 	Duration Dist `json:"duration"`
+	// CPUSeconds and Profiles are as in Throughput.
+	CPUSeconds map[string]float64 `json:"cpuSeconds,omitempty"`
+	Profiles   map[string]string  `json:"profiles,omitempty"`
 }
 
 func stepKey(wf string, step int) string { return wf + "/" + strconv.Itoa(step) }

@@ -65,6 +65,7 @@ func runHops(ctx context.Context, e *Env, cfg Config, base string, rep *Report) 
 
 func runHopPair(ctx context.Context, e *Env, cfg Config, run string, p *HopPair) error {
 	w := p.Workflows
+	prof := profiler{e: e, window: cfg.Profile, dir: cfg.ProfileDir}
 	baseline := func() (err error) {
 		if p.Baseline, err = ChainHops(ctx, e, run+"c", w, cfg.Workers, cfg.Timeout); err != nil {
 			return fmt.Errorf("hop baseline: %w", err)
@@ -72,7 +73,9 @@ func runHopPair(ctx context.Context, e *Env, cfg Config, run string, p *HopPair)
 		return nil
 	}
 	floor := func() (err error) {
-		if p.Floor, err = FloorChainHops(ctx, e, run+"f", w, cfg.Workers, cfg.Timeout); err != nil {
+		if p.Floor, err = prof.measureHops(ctx, run+"-floor", func() (Hops, error) {
+			return FloorChainHops(ctx, e, run+"f", w, cfg.Workers, cfg.Timeout)
+		}); err != nil {
 			return fmt.Errorf("hop floor: %w", err)
 		}
 		return nil
@@ -82,7 +85,9 @@ func runHopPair(ctx context.Context, e *Env, cfg Config, run string, p *HopPair)
 		if err != nil {
 			return err
 		}
-		if p.Managed, err = WorkflowHops(ctx, e, run+"w", w, cfg.Workers, cfg.Timeout); err != nil {
+		if p.Managed, err = prof.measureHops(ctx, run+"-managed", func() (Hops, error) {
+			return WorkflowHops(ctx, e, run+"w", w, cfg.Workers, cfg.Timeout)
+		}); err != nil {
 			return err
 		}
 		after, err := RestCounts(ctx, e.Managers["workflows"])

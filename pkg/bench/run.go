@@ -35,10 +35,11 @@ type Config struct {
 	Settle      time.Duration `json:"settle"`
 	Timeout     time.Duration `json:"timeout"`
 	ManagerArgs []string      `json:"managerArgs"`
-	// ProfileAPIServer, when set, captures a kube-apiserver CPU profile of
-	// this long from the start of every throughput burst into ProfileDir.
-	ProfileAPIServer time.Duration `json:"profileAPIServer,omitempty"`
-	ProfileDir       string        `json:"profileDir,omitempty"`
+	// Profile, when set, captures CPU profiles of kube-apiserver and every
+	// manager, this long from the start of every throughput burst and hop
+	// run, into ProfileDir.
+	Profile    time.Duration `json:"profile,omitempty"`
+	ProfileDir string        `json:"profileDir,omitempty"`
 }
 
 // Pair is one repetition of the throughput scenario: managed and baseline.
@@ -150,7 +151,7 @@ func Run(ctx context.Context, e *Env, cfg Config) (*Report, error) {
 
 func runThroughput(ctx context.Context, e *Env, cfg Config, base string, rep *Report) error {
 	var ratios, floors, overFloor []float64
-	prof := profiler{e: e, window: cfg.ProfileAPIServer, dir: cfg.ProfileDir}
+	prof := profiler{e: e, window: cfg.Profile, dir: cfg.ProfileDir}
 	for i := range cfg.Repeats {
 		p := Pair{Rep: i, BaselineFirst: i%2 == 0}
 		run := fmt.Sprintf("%s%d", base, i)

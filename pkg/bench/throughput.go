@@ -48,9 +48,9 @@ type Throughput struct {
 	// cluster and each manager spent during the burst: on a machine where the
 	// cluster is CPU-bound, it shows where the wall time went.
 	CPUSeconds map[string]float64 `json:"cpuSeconds,omitempty"`
-	// APIServerProfile is the kube-apiserver CPU profile of the burst's
-	// start (--profile-apiserver), for `go tool pprof`.
-	APIServerProfile string `json:"apiServerProfile,omitempty"`
+	// Profiles are the CPU profiles (kube-apiserver and each manager) of the
+	// burst's start (--profile), for `go tool pprof`.
+	Profiles map[string]string `json:"profiles,omitempty"`
 }
 
 // burst creates n objects with workers goroutines, each create stamped just

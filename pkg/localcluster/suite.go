@@ -146,7 +146,9 @@ type Manager struct {
 	Component   string
 	MetricsAddr string
 	HealthAddr  string
-	Process     *Process
+	// PprofAddr serves net/http/pprof, on loopback only.
+	PprofAddr string
+	Process   *Process
 }
 
 // DefaultManagerArgs are the component flags the local suite runs with:
@@ -187,7 +189,7 @@ func (c *Cluster) StartPackagedManager(ctx context.Context, name, component, bin
 	if err != nil {
 		return nil, err
 	}
-	ports, err := freePorts(2)
+	ports, err := freePorts(3)
 	if err != nil {
 		return nil, err
 	}
@@ -195,12 +197,14 @@ func (c *Cluster) StartPackagedManager(ctx context.Context, name, component, bin
 		Component:   component,
 		MetricsAddr: "127.0.0.1:" + strconv.Itoa(ports[0]),
 		HealthAddr:  "127.0.0.1:" + strconv.Itoa(ports[1]),
+		PprofAddr:   "127.0.0.1:" + strconv.Itoa(ports[2]),
 	}
 	all := append([]string{
 		"--kubeconfig=" + kubeconfig,
 		"--leader-election-namespace=" + p.Namespace,
 		"--metrics-bind-address=" + m.MetricsAddr,
 		"--health-probe-bind-address=" + m.HealthAddr,
+		"--pprof-bind-address=" + m.PprofAddr,
 		"--zap-devel",
 	}, DefaultManagerArgs(component)...)
 	if m.Process, err = c.StartProcess(name, bin, append(all, args...), p.Env); err != nil {

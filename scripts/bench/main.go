@@ -53,7 +53,8 @@ func main() {
 	flag.StringVar(&managerArgs, "manager-args", "", "space-separated flags added to every manager (e.g. '--max-concurrent-reconciles=20 --kube-api-qps=100')")
 	flag.StringVar(&o.Out, "out", "", "JSON result path (default _output/bench/<timestamp>.json in the repository)")
 	flag.BoolVar(&o.Keep, "keep", false, "keep the cluster's state directory (logs) on exit")
-	flag.DurationVar(&o.ProfileAPIServer, "profile-apiserver", 0, "capture a kube-apiserver CPU profile of this long from the start of every throughput burst (e.g. 20s), next to --out")
+	flag.DurationVar(&o.Profile, "profile", 0, "capture CPU profiles of kube-apiserver and every manager, this long from the start of every throughput burst and hop run (e.g. 20s), next to --out")
+	flag.DurationVar(&o.Profile, "profile-apiserver", 0, "the old name of --profile")
 	flag.Parse()
 	if workflows > 0 {
 		hopSizes = strconv.Itoa(workflows)
@@ -97,7 +98,7 @@ func run(ctx context.Context, o options, out io.Writer) (rep *bench.Report, err 
 	}
 	o.ProfileDir = strings.TrimSuffix(o.Out, filepath.Ext(o.Out))
 	started := time.Now()
-	c, err := localcluster.Start(ctx, localcluster.Options{PodDelay: o.PodDelay, Keep: o.Keep, Profiling: o.ProfileAPIServer > 0,
+	c, err := localcluster.Start(ctx, localcluster.Options{PodDelay: o.PodDelay, Keep: o.Keep, Profiling: o.Profile > 0,
 		AuditPolicy: bench.AuditPolicy()})
 	if err != nil {
 		return nil, fmt.Errorf("start local cluster: %w", err)
