@@ -82,6 +82,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &ossav1.RuntimeResourcesApplyConfiguration{}
 
 		// Group=scheduler.opsnorth.io, Version=v1alpha1
+	case v1alpha1.SchemeGroupVersion.WithKind("AgentPod"):
+		return &schedulerv1alpha1.AgentPodApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("AgentTask"):
 		return &schedulerv1alpha1.AgentTaskApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("AgentTaskSpec"):
@@ -104,6 +106,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &schedulerv1alpha1.IngressStatusApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("MetricsEndpoint"):
 		return &schedulerv1alpha1.MetricsEndpointApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("PodMetadata"):
+		return &schedulerv1alpha1.PodMetadataApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("RemoteSecretReference"):
 		return &schedulerv1alpha1.RemoteSecretReferenceApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ResourceAmounts"):
@@ -112,8 +116,16 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &schedulerv1alpha1.ResourceRequirementsApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("RetryPolicy"):
 		return &schedulerv1alpha1.RetryPolicyApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("SecretEnvFromSource"):
+		return &schedulerv1alpha1.SecretEnvFromSourceApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("SecretEnvSource"):
+		return &schedulerv1alpha1.SecretEnvSourceApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("SecretEnvVar"):
+		return &schedulerv1alpha1.SecretEnvVarApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("SecretKeyReference"):
 		return &schedulerv1alpha1.SecretKeyReferenceApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("SecretNameReference"):
+		return &schedulerv1alpha1.SecretNameReferenceApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("SecretReference"):
 		return &schedulerv1alpha1.SecretReferenceApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ServicePort"):

@@ -360,6 +360,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		"opsnorth.io/scheduler/apis/ossa/v1.RetryPolicy":                         schema_scheduler_apis_ossa_v1_RetryPolicy(ref),
 		"opsnorth.io/scheduler/apis/ossa/v1.RuntimeRequirements":                 schema_scheduler_apis_ossa_v1_RuntimeRequirements(ref),
 		"opsnorth.io/scheduler/apis/ossa/v1.RuntimeResources":                    schema_scheduler_apis_ossa_v1_RuntimeResources(ref),
+		"opsnorth.io/scheduler/apis/scheduler/v1alpha1.AgentPod":                 schema_scheduler_apis_scheduler_v1alpha1_AgentPod(ref),
 		"opsnorth.io/scheduler/apis/scheduler/v1alpha1.AgentTask":                schema_scheduler_apis_scheduler_v1alpha1_AgentTask(ref),
 		"opsnorth.io/scheduler/apis/scheduler/v1alpha1.AgentTaskList":            schema_scheduler_apis_scheduler_v1alpha1_AgentTaskList(ref),
 		"opsnorth.io/scheduler/apis/scheduler/v1alpha1.AgentTaskSpec":            schema_scheduler_apis_scheduler_v1alpha1_AgentTaskSpec(ref),
@@ -373,11 +374,16 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		"opsnorth.io/scheduler/apis/scheduler/v1alpha1.EnvVar":                   schema_scheduler_apis_scheduler_v1alpha1_EnvVar(ref),
 		"opsnorth.io/scheduler/apis/scheduler/v1alpha1.IngressStatus":            schema_scheduler_apis_scheduler_v1alpha1_IngressStatus(ref),
 		"opsnorth.io/scheduler/apis/scheduler/v1alpha1.MetricsEndpoint":          schema_scheduler_apis_scheduler_v1alpha1_MetricsEndpoint(ref),
+		"opsnorth.io/scheduler/apis/scheduler/v1alpha1.PodMetadata":              schema_scheduler_apis_scheduler_v1alpha1_PodMetadata(ref),
 		"opsnorth.io/scheduler/apis/scheduler/v1alpha1.RemoteSecretReference":    schema_scheduler_apis_scheduler_v1alpha1_RemoteSecretReference(ref),
 		"opsnorth.io/scheduler/apis/scheduler/v1alpha1.ResourceAmounts":          schema_scheduler_apis_scheduler_v1alpha1_ResourceAmounts(ref),
 		"opsnorth.io/scheduler/apis/scheduler/v1alpha1.ResourceRequirements":     schema_scheduler_apis_scheduler_v1alpha1_ResourceRequirements(ref),
 		"opsnorth.io/scheduler/apis/scheduler/v1alpha1.RetryPolicy":              schema_scheduler_apis_scheduler_v1alpha1_RetryPolicy(ref),
+		"opsnorth.io/scheduler/apis/scheduler/v1alpha1.SecretEnvFromSource":      schema_scheduler_apis_scheduler_v1alpha1_SecretEnvFromSource(ref),
+		"opsnorth.io/scheduler/apis/scheduler/v1alpha1.SecretEnvSource":          schema_scheduler_apis_scheduler_v1alpha1_SecretEnvSource(ref),
+		"opsnorth.io/scheduler/apis/scheduler/v1alpha1.SecretEnvVar":             schema_scheduler_apis_scheduler_v1alpha1_SecretEnvVar(ref),
 		"opsnorth.io/scheduler/apis/scheduler/v1alpha1.SecretKeyReference":       schema_scheduler_apis_scheduler_v1alpha1_SecretKeyReference(ref),
+		"opsnorth.io/scheduler/apis/scheduler/v1alpha1.SecretNameReference":      schema_scheduler_apis_scheduler_v1alpha1_SecretNameReference(ref),
 		"opsnorth.io/scheduler/apis/scheduler/v1alpha1.SecretReference":          schema_scheduler_apis_scheduler_v1alpha1_SecretReference(ref),
 		"opsnorth.io/scheduler/apis/scheduler/v1alpha1.ServicePort":              schema_scheduler_apis_scheduler_v1alpha1_ServicePort(ref),
 		"opsnorth.io/scheduler/apis/scheduler/v1alpha1.StepStatus":               schema_scheduler_apis_scheduler_v1alpha1_StepStatus(ref),
@@ -18732,6 +18738,119 @@ func schema_scheduler_apis_ossa_v1_RuntimeResources(ref common.ReferenceCallback
 	}
 }
 
+func schema_scheduler_apis_scheduler_v1alpha1_AgentPod(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "AgentPod is how the agent's pod is placed and which Secrets it reads, the same on an AgentTask and on a Workflow step (whose task copies it). The tasks manager's --pod-defaults may set any of these fields for every agent and forbid other values (kubectl explain agenttask.spec explains the refusal reason PodDefaultsEnforced).",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"env": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"name",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Env are environment variables read from Secret keys, in the shape of a container's env with valueFrom.secretKeyRef. Names follow the rules of input keys and may not repeat an input key. Only Secrets of the task's namespace that are labelled for the task's user (or shared) can be read; a missing Secret or key keeps the task Pending with reason SecretNotFound or SecretKeyNotFound until it exists or the start timeout passes. Values never appear in the task, its Job or its status: the kubelet reads them. At most 20 (the admission cost of a Workflow's 50 steps bounds it): envFrom takes a whole Secret.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("opsnorth.io/scheduler/apis/scheduler/v1alpha1.SecretEnvVar"),
+									},
+								},
+							},
+						},
+					},
+					"envFrom": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "EnvFrom makes every key of a Secret an environment variable, in the shape of a container's envFrom with secretRef, optionally with a prefix. The same Secrets can be read as through env; each resulting name must follow the rules of input keys or the task does not start (reason SecretKeyRefused).",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("opsnorth.io/scheduler/apis/scheduler/v1alpha1.SecretEnvFromSource"),
+									},
+								},
+							},
+						},
+					},
+					"nodeSelector": {
+						SchemaProps: spec.SchemaProps{
+							Description: "NodeSelector must match a node's labels for the agent's pod to run there.",
+							Type:        []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"tolerations": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Tolerations let the agent's pod run on nodes with matching taints.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1.Toleration{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"affinity": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Affinity is the pod's node and pod (anti-)affinity.",
+							Ref:         ref(v1.Affinity{}.OpenAPIModelName()),
+						},
+					},
+					"priorityClassName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PriorityClassName is the PriorityClass of the agent's pod.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"runtimeClassName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "RuntimeClassName is the RuntimeClass the agent's pod runs with, e.g. a sandboxed runtime such as gVisor for untrusted agent code.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"podMetadata": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PodMetadata are labels and annotations added to the agent's pod, for the platform's own tools.",
+							Ref:         ref("opsnorth.io/scheduler/apis/scheduler/v1alpha1.PodMetadata"),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1.Affinity{}.OpenAPIModelName(), v1.Toleration{}.OpenAPIModelName(), "opsnorth.io/scheduler/apis/scheduler/v1alpha1.PodMetadata", "opsnorth.io/scheduler/apis/scheduler/v1alpha1.SecretEnvFromSource", "opsnorth.io/scheduler/apis/scheduler/v1alpha1.SecretEnvVar"},
+	}
+}
+
 func schema_scheduler_apis_scheduler_v1alpha1_AgentTask(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -18835,7 +18954,7 @@ func schema_scheduler_apis_scheduler_v1alpha1_AgentTaskSpec(ref common.Reference
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
 			SchemaProps: spec.SchemaProps{
-				Description: "AgentTaskSpec describes one run of an agent. The spec is immutable: a task is a single execution, so to run again, create a new AgentTask.",
+				Description: "AgentTaskSpec describes one run of an agent. The spec is immutable apart from cancel: a task is a single execution, so to run again, create a new AgentTask. (The rule lists every field; TestSpecImmutability fails when a new field is missing from it.)",
 				Type:        []string{"object"},
 				Properties: map[string]spec.Schema{
 					"taskId": {
@@ -18981,12 +19100,117 @@ func schema_scheduler_apis_scheduler_v1alpha1_AgentTaskSpec(ref common.Reference
 							Format:      "int32",
 						},
 					},
+					"env": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"name",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Env are environment variables read from Secret keys, in the shape of a container's env with valueFrom.secretKeyRef. Names follow the rules of input keys and may not repeat an input key. Only Secrets of the task's namespace that are labelled for the task's user (or shared) can be read; a missing Secret or key keeps the task Pending with reason SecretNotFound or SecretKeyNotFound until it exists or the start timeout passes. Values never appear in the task, its Job or its status: the kubelet reads them. At most 20 (the admission cost of a Workflow's 50 steps bounds it): envFrom takes a whole Secret.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("opsnorth.io/scheduler/apis/scheduler/v1alpha1.SecretEnvVar"),
+									},
+								},
+							},
+						},
+					},
+					"envFrom": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "EnvFrom makes every key of a Secret an environment variable, in the shape of a container's envFrom with secretRef, optionally with a prefix. The same Secrets can be read as through env; each resulting name must follow the rules of input keys or the task does not start (reason SecretKeyRefused).",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("opsnorth.io/scheduler/apis/scheduler/v1alpha1.SecretEnvFromSource"),
+									},
+								},
+							},
+						},
+					},
+					"nodeSelector": {
+						SchemaProps: spec.SchemaProps{
+							Description: "NodeSelector must match a node's labels for the agent's pod to run there.",
+							Type:        []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"tolerations": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Tolerations let the agent's pod run on nodes with matching taints.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1.Toleration{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"affinity": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Affinity is the pod's node and pod (anti-)affinity.",
+							Ref:         ref(v1.Affinity{}.OpenAPIModelName()),
+						},
+					},
+					"priorityClassName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PriorityClassName is the PriorityClass of the agent's pod.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"runtimeClassName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "RuntimeClassName is the RuntimeClass the agent's pod runs with, e.g. a sandboxed runtime such as gVisor for untrusted agent code.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"podMetadata": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PodMetadata are labels and annotations added to the agent's pod, for the platform's own tools.",
+							Ref:         ref("opsnorth.io/scheduler/apis/scheduler/v1alpha1.PodMetadata"),
+						},
+					},
+					"cancel": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Cancel, set to true, stops the task: a task that has not ended ends Failed with reason Cancelled (its pod is stopped, the webhook reports it); an ended task is left as it is. It cannot be unset.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
 				},
 				Required: []string{"taskId", "userId", "image"},
 			},
 		},
 		Dependencies: []string{
-			"opsnorth.io/scheduler/apis/scheduler/v1alpha1.ResourceRequirements", "opsnorth.io/scheduler/apis/scheduler/v1alpha1.SecretKeyReference"},
+			v1.Affinity{}.OpenAPIModelName(), v1.Toleration{}.OpenAPIModelName(), "opsnorth.io/scheduler/apis/scheduler/v1alpha1.PodMetadata", "opsnorth.io/scheduler/apis/scheduler/v1alpha1.ResourceRequirements", "opsnorth.io/scheduler/apis/scheduler/v1alpha1.SecretEnvFromSource", "opsnorth.io/scheduler/apis/scheduler/v1alpha1.SecretEnvVar", "opsnorth.io/scheduler/apis/scheduler/v1alpha1.SecretKeyReference"},
 	}
 }
 
@@ -19479,6 +19703,49 @@ func schema_scheduler_apis_scheduler_v1alpha1_MetricsEndpoint(ref common.Referen
 	}
 }
 
+func schema_scheduler_apis_scheduler_v1alpha1_PodMetadata(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "PodMetadata are labels and annotations for the agent's pod. Keys in the kubernetes.io, k8s.io and opsnorth.io prefixes (and their subdomains) are refused: they belong to Kubernetes and to this manager.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"labels": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Labels are added to the pod's labels.",
+							Type:        []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"annotations": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Annotations are added to the pod's annotations.",
+							Type:        []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
 func schema_scheduler_apis_scheduler_v1alpha1_RemoteSecretReference(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -19538,6 +19805,20 @@ func schema_scheduler_apis_scheduler_v1alpha1_ResourceAmounts(ref common.Referen
 						SchemaProps: spec.SchemaProps{
 							Description: "EphemeralStorage is local scratch disk in bytes, e.g. 1Gi.",
 							Ref:         ref(resource.Quantity{}.OpenAPIModelName()),
+						},
+					},
+					"extended": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Extended are extended resources by name, e.g. nvidia.com/gpu: 1. They are whole numbers and cannot be overcommitted: what requests name must equal limits.",
+							Type:        []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(resource.Quantity{}.OpenAPIModelName()),
+									},
+								},
+							},
 						},
 					},
 				},
@@ -19611,6 +19892,90 @@ func schema_scheduler_apis_scheduler_v1alpha1_RetryPolicy(ref common.ReferenceCa
 	}
 }
 
+func schema_scheduler_apis_scheduler_v1alpha1_SecretEnvFromSource(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "SecretEnvFromSource makes every key of a Secret an environment variable.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"prefix": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Prefix is put before every key.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"secretRef": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SecretRef names the Secret, in the task's namespace.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("opsnorth.io/scheduler/apis/scheduler/v1alpha1.SecretNameReference"),
+						},
+					},
+				},
+				Required: []string{"secretRef"},
+			},
+		},
+		Dependencies: []string{
+			"opsnorth.io/scheduler/apis/scheduler/v1alpha1.SecretNameReference"},
+	}
+}
+
+func schema_scheduler_apis_scheduler_v1alpha1_SecretEnvSource(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "SecretEnvSource is where a SecretEnvVar's value comes from.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"secretKeyRef": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SecretKeyRef selects a key of a Secret in the task's namespace.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("opsnorth.io/scheduler/apis/scheduler/v1alpha1.SecretKeyReference"),
+						},
+					},
+				},
+				Required: []string{"secretKeyRef"},
+			},
+		},
+		Dependencies: []string{
+			"opsnorth.io/scheduler/apis/scheduler/v1alpha1.SecretKeyReference"},
+	}
+}
+
+func schema_scheduler_apis_scheduler_v1alpha1_SecretEnvVar(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "SecretEnvVar is one environment variable read from a Secret key.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name of the environment variable.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"valueFrom": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ValueFrom names the Secret key.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("opsnorth.io/scheduler/apis/scheduler/v1alpha1.SecretEnvSource"),
+						},
+					},
+				},
+				Required: []string{"name", "valueFrom"},
+			},
+		},
+		Dependencies: []string{
+			"opsnorth.io/scheduler/apis/scheduler/v1alpha1.SecretEnvSource"},
+	}
+}
+
 func schema_scheduler_apis_scheduler_v1alpha1_SecretKeyReference(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -19636,6 +20001,28 @@ func schema_scheduler_apis_scheduler_v1alpha1_SecretKeyReference(ref common.Refe
 					},
 				},
 				Required: []string{"name", "key"},
+			},
+		},
+	}
+}
+
+func schema_scheduler_apis_scheduler_v1alpha1_SecretNameReference(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "SecretNameReference names a Secret in the object's own namespace.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name of the Secret.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"name"},
 			},
 		},
 	}
@@ -20910,11 +21297,109 @@ func schema_scheduler_apis_scheduler_v1alpha1_WorkflowStep(ref common.ReferenceC
 							},
 						},
 					},
+					"env": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"name",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Env are environment variables read from Secret keys, in the shape of a container's env with valueFrom.secretKeyRef. Names follow the rules of input keys and may not repeat an input key. Only Secrets of the task's namespace that are labelled for the task's user (or shared) can be read; a missing Secret or key keeps the task Pending with reason SecretNotFound or SecretKeyNotFound until it exists or the start timeout passes. Values never appear in the task, its Job or its status: the kubelet reads them. At most 20 (the admission cost of a Workflow's 50 steps bounds it): envFrom takes a whole Secret.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("opsnorth.io/scheduler/apis/scheduler/v1alpha1.SecretEnvVar"),
+									},
+								},
+							},
+						},
+					},
+					"envFrom": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "EnvFrom makes every key of a Secret an environment variable, in the shape of a container's envFrom with secretRef, optionally with a prefix. The same Secrets can be read as through env; each resulting name must follow the rules of input keys or the task does not start (reason SecretKeyRefused).",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("opsnorth.io/scheduler/apis/scheduler/v1alpha1.SecretEnvFromSource"),
+									},
+								},
+							},
+						},
+					},
+					"nodeSelector": {
+						SchemaProps: spec.SchemaProps{
+							Description: "NodeSelector must match a node's labels for the agent's pod to run there.",
+							Type:        []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"tolerations": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Tolerations let the agent's pod run on nodes with matching taints.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1.Toleration{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"affinity": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Affinity is the pod's node and pod (anti-)affinity.",
+							Ref:         ref(v1.Affinity{}.OpenAPIModelName()),
+						},
+					},
+					"priorityClassName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PriorityClassName is the PriorityClass of the agent's pod.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"runtimeClassName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "RuntimeClassName is the RuntimeClass the agent's pod runs with, e.g. a sandboxed runtime such as gVisor for untrusted agent code.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"podMetadata": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PodMetadata are labels and annotations added to the agent's pod, for the platform's own tools.",
+							Ref:         ref("opsnorth.io/scheduler/apis/scheduler/v1alpha1.PodMetadata"),
+						},
+					},
 				},
 				Required: []string{"name", "image"},
 			},
 		},
 		Dependencies: []string{
-			"opsnorth.io/scheduler/apis/scheduler/v1alpha1.ResourceRequirements", "opsnorth.io/scheduler/apis/scheduler/v1alpha1.RetryPolicy"},
+			v1.Affinity{}.OpenAPIModelName(), v1.Toleration{}.OpenAPIModelName(), "opsnorth.io/scheduler/apis/scheduler/v1alpha1.PodMetadata", "opsnorth.io/scheduler/apis/scheduler/v1alpha1.ResourceRequirements", "opsnorth.io/scheduler/apis/scheduler/v1alpha1.RetryPolicy", "opsnorth.io/scheduler/apis/scheduler/v1alpha1.SecretEnvFromSource", "opsnorth.io/scheduler/apis/scheduler/v1alpha1.SecretEnvVar"},
 	}
 }

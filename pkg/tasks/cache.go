@@ -89,7 +89,7 @@ func trimTask(obj any) (any, error) {
 	} else if st.JobName != "" {
 		sp := task.Spec
 		task.Spec = v1alpha1.AgentTaskSpec{TaskID: sp.TaskID, UserID: sp.UserID, WebhookURL: sp.WebhookURL,
-			TimeoutSeconds: sp.TimeoutSeconds, StartTimeoutSeconds: sp.StartTimeoutSeconds}
+			TimeoutSeconds: sp.TimeoutSeconds, StartTimeoutSeconds: sp.StartTimeoutSeconds, Cancel: sp.Cancel}
 	}
 	internTask(task)
 	return task, nil

@@ -24,6 +24,9 @@ type Config struct {
 	// DefaultStartTimeout is how long a task whose spec sets no
 	// startTimeoutSeconds may wait for its agent to start; 0 for ever.
 	DefaultStartTimeout time.Duration
+	// PodDefaults, when set, is the placement of every agent pod that its
+	// task does not set, and with Enforce what a task may not override.
+	PodDefaults *PodDefaults
 }
 
 // DefaultConfig returns the defaults of the manager's flags.

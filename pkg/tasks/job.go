@@ -55,6 +55,7 @@ func jobLabels(task *v1alpha1.AgentTask) map[string]string {
 // updated: the task's spec is immutable.
 func BuildJob(task *v1alpha1.AgentTask, cfg Config) *batchv1.Job {
 	lbls := jobLabels(task)
+	pod := withDefaults(task.Spec.AgentPod, cfg.PodDefaults)
 	ttl := cfg.DefaultTTLSecondsAfterFinished
 	if task.Spec.TTLSecondsAfterFinished != nil {
 		ttl = *task.Spec.TTLSecondsAfterFinished
@@ -79,14 +80,16 @@ func BuildJob(task *v1alpha1.AgentTask, cfg Config) *batchv1.Job {
 			TTLSecondsAfterFinished: ptr.To(ttl),
 			ActiveDeadlineSeconds:   task.Spec.TimeoutSeconds,
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: maps.Clone(lbls)},
-				Spec:       podSpec(task, cfg),
+				ObjectMeta: podMetadata(pod.PodMetadata, lbls),
+				Spec:       podSpec(task, pod, cfg),
 			},
 		},
 	}
 }
 
-func podSpec(task *v1alpha1.AgentTask, cfg Config) corev1.PodSpec {
+// podSpec is the agent's pod: pod is the task's placement with the
+// platform's defaults filled in.
+func podSpec(task *v1alpha1.AgentTask, pod v1alpha1.AgentPod, cfg Config) corev1.PodSpec {
 	spec := corev1.PodSpec{
 		RestartPolicy:      corev1.RestartPolicyNever,
 		ServiceAccountName: task.Spec.ServiceAccountName,
@@ -95,7 +98,8 @@ func podSpec(task *v1alpha1.AgentTask, cfg Config) corev1.PodSpec {
 			Image:                    task.Spec.Image,
 			Command:                  slices.Clone(task.Spec.Command),
 			Args:                     slices.Clone(task.Spec.Args),
-			Env:                      inputEnv(task.Spec.Input),
+			Env:                      append(inputEnv(task.Spec.Input), secretEnv(task.Spec.Env)...),
+			EnvFrom:                  secretEnvFrom(task.Spec.EnvFrom),
 			Resources:                resources(task.Spec.Resources),
 			TerminationMessagePath:   corev1.TerminationMessagePathDefault,
 			TerminationMessagePolicy: corev1.TerminationMessageReadFile,
@@ -106,6 +110,7 @@ func podSpec(task *v1alpha1.AgentTask, cfg Config) corev1.PodSpec {
 	if task.Spec.ServiceAccountName == "" {
 		spec.AutomountServiceAccountToken = ptr.To(false)
 	}
+	place(&spec, pod)
 	for _, name := range task.Spec.ImagePullSecrets {
 		spec.ImagePullSecrets = append(spec.ImagePullSecrets, corev1.LocalObjectReference{Name: name})
 	}
@@ -161,6 +166,9 @@ func amounts(a *v1alpha1.ResourceAmounts) corev1.ResourceList {
 		if q != nil {
 			out[name] = q.DeepCopy()
 		}
+	}
+	for name, q := range a.Extended {
+		out[corev1.ResourceName(name)] = q.DeepCopy()
 	}
 	if len(out) == 0 {
 		return nil

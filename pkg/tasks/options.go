@@ -27,6 +27,8 @@ type Options struct {
 	PendingStatusDelay time.Duration
 	// DefaultStartTimeout bounds a task's wait for its agent to start; see Config.
 	DefaultStartTimeout time.Duration
+	// PodDefaultsFile is a YAML PodDefaults file; empty for none.
+	PodDefaultsFile string
 }
 
 // AddFlags registers the tasks flags on fs, setting o to their defaults.
@@ -44,9 +46,11 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"How long a new task's Pending status waits for its pod to run after the Job is created; a task whose pod runs within it goes straight to Running, one status write less. 0 writes Pending at once.")
 	fs.DurationVar(&o.DefaultStartTimeout, "default-start-timeout", def.DefaultStartTimeout,
 		"How long a task may wait for its agent to start (its pod created, scheduled, its image pulled) unless it sets startTimeoutSeconds; then it fails with the last cause as its reason. 0 waits for ever.")
+	fs.StringVar(&o.PodDefaultsFile, "pod-defaults", "",
+		"YAML file of placement every agent pod gets unless its task sets its own: nodeSelector, tolerations, affinity, priorityClassName, runtimeClassName, podMetadata (labels, annotations); with 'enforce: true' tasks may not override what it sets (reason PodDefaultsEnforced).")
 	manager.BindEnvs(fs,
 		"task-namespace", "allow-privileged-tasks", "default-ttl-seconds-after-finished",
-		"pending-status-delay", "default-start-timeout")
+		"pending-status-delay", "default-start-timeout", "pod-defaults")
 }
 
 // Validate checks the tasks flags; each error names its flag.
@@ -60,6 +64,11 @@ func (o *Options) Validate() error {
 	}
 	if o.DefaultStartTimeout < 0 {
 		errs = append(errs, fmt.Errorf("--default-start-timeout: must not be negative, got %s", o.DefaultStartTimeout))
+	}
+	if o.PodDefaultsFile != "" {
+		if _, err := LoadPodDefaults(o.PodDefaultsFile); err != nil {
+			errs = append(errs, fmt.Errorf("--pod-defaults: %w", err))
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -76,6 +85,11 @@ func (o *Options) Config() (Config, error) {
 	cfg.PendingStatusDelay = o.PendingStatusDelay
 	cfg.DefaultStartTimeout = o.DefaultStartTimeout
 	cfg.Webhook = hooks
+	if o.PodDefaultsFile != "" {
+		if cfg.PodDefaults, err = LoadPodDefaults(o.PodDefaultsFile); err != nil {
+			return Config{}, fmt.Errorf("--pod-defaults: %w", err)
+		}
+	}
 	return cfg, nil
 }
 
@@ -95,7 +109,8 @@ func component(o *Options) manager.Component {
 			return append(o.Webhook.LogValues(),
 				"allowPrivilegedTasks", o.AllowPrivilegedTasks,
 				"defaultTTLSecondsAfterFinished", o.DefaultTTLSecondsAfterFinished,
-				"defaultStartTimeout", o.DefaultStartTimeout)
+				"defaultStartTimeout", o.DefaultStartTimeout,
+				"podDefaults", o.PodDefaultsFile)
 		},
 		Setup: manager.SetupWith(o.Config, Setup),
 	}

@@ -156,6 +156,8 @@ func (r *Reconciler) ensureJob(ctx context.Context, s *scope) (bool, error) {
 		// The task recorded its Job but the cache has none: ask the API
 		// server, the cache may lag behind. Never create the Job again.
 		return false, r.confirmJob(ctx, s, key)
+	case s.task.Spec.Cancel:
+		return false, nil // cancelled before it had a Job: none is made
 	}
 	return false, r.createJob(ctx, s)
 }
@@ -189,6 +191,10 @@ func (r *Reconciler) createJob(ctx context.Context, s *scope) error {
 	}
 	if denied != "" {
 		s.obs.FailReason, s.obs.FailMessage = tenancy.ReasonTenantMismatch, denied
+		return nil
+	}
+	if refused := enforcedViolation(s.task.Spec.AgentPod, r.cfg.PodDefaults); refused != "" {
+		s.obs.FailReason, s.obs.FailMessage = ReasonPodDefaultsEnforced, refused
 		return nil
 	}
 	problem, err := r.checkReferences(ctx, s.task)

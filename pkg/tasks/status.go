@@ -25,6 +25,8 @@ const (
 	ReasonJobDeleted       = "JobDeleted"
 	ReasonJobConflict      = "JobConflict"
 	ReasonJobInvalid       = "JobInvalid"
+	// ReasonCancelled ends a task whose spec.cancel was set before it ended.
+	ReasonCancelled = "Cancelled"
 )
 
 // Observation is what the reconciler saw of a task's Job and pod.
@@ -117,6 +119,8 @@ func decide(task *v1alpha1.AgentTask, st *v1alpha1.AgentTaskStatus, obs Observat
 	case obs.JobGone:
 		return outcome{phase: v1alpha1.TaskFailed, reason: ReasonJobDeleted,
 			message: fmt.Sprintf("Job %s was deleted before the task finished", st.JobName)}
+	case obs.Job == nil && task.Spec.Cancel:
+		return cancelled(obs)
 	case obs.Job == nil:
 		var cause *startCause
 		if obs.WaitingReason != "" {
@@ -134,6 +138,9 @@ func decide(task *v1alpha1.AgentTask, st *v1alpha1.AgentTaskStatus, obs Observat
 	if out, ok := agentSucceeded(obs.Job, obs.Pod); ok {
 		return out
 	}
+	if task.Spec.Cancel {
+		return cancelled(obs)
+	}
 	if out, ok := disrupted(obs.Pod); ok {
 		return out
 	}
@@ -149,6 +156,16 @@ func decide(task *v1alpha1.AgentTask, st *v1alpha1.AgentTaskStatus, obs Observat
 		cause = createCause(obs.CreateFailure)
 	}
 	return notStarted(task, obs, cause, fmt.Sprintf("Job %s created; waiting for its pod to run", obs.Job.Name))
+}
+
+// cancelled is the outcome of a task cancelled before it ended: what had
+// already happened (a Job that concluded, an agent that succeeded) wins.
+func cancelled(obs Observation) outcome {
+	msg := "the task was cancelled (spec.cancel) before its agent started"
+	if obs.Pod != nil && startTime(obs.Pod) != nil {
+		msg = fmt.Sprintf("the task was cancelled (spec.cancel); its agent in pod %s is stopped", obs.Pod.Name)
+	}
+	return outcome{phase: v1alpha1.TaskFailed, reason: ReasonCancelled, message: msg}
 }
 
 // failed is the outcome of a Job that failed (or is certain to: FailureTarget).

@@ -13,9 +13,10 @@ import (
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 )
 
-// stopJob deletes the Job of a task that ended before its agent started
-// (it could not start, or was evicted or deleted before it ran) while the
-// Job had not concluded: the Job would keep trying to run an agent whose
+// stopJob deletes the Job of a task that was cancelled, or that ended
+// before its agent started (it could not start, or was evicted or deleted
+// before it ran), while the Job had not concluded: a cancelled agent must
+// stop, and otherwise the Job would keep trying to run an agent whose
 // result nobody reads (the Job controller recreating a refused pod, a
 // pending pod starting once its image pulls). The garbage collector removes
 // its pods. A concluded Job, or one whose agent ran, is left to its TTL.
@@ -27,7 +28,8 @@ import (
 // restarts in between leaves that Job to the task's deletion.
 func (r *Reconciler) stopJob(ctx context.Context, task *v1alpha1.AgentTask, job *batchv1.Job) error {
 	st := &task.Status
-	if job == nil || !st.Phase.IsTerminal() || st.StartTime != nil || st.ExitCode != nil ||
+	stoppable := (st.StartTime == nil && st.ExitCode == nil) || st.Reason == ReasonCancelled
+	if job == nil || !st.Phase.IsTerminal() || !stoppable ||
 		concluded(job) || job.DeletionTimestamp != nil || !metav1.IsControlledBy(job, task) {
 		return nil
 	}
@@ -57,7 +59,7 @@ func (r *Reconciler) deleteJob(ctx context.Context, key types.NamespacedName, ui
 	err := r.client.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground), client.Preconditions{UID: &uid})
 	switch {
 	case err == nil:
-		ctrl.LoggerFrom(ctx).Info("stopped the job of a task that ended before its agent started", "job", key.Name)
+		ctrl.LoggerFrom(ctx).Info("stopped the job of a task that ended before its agent did", "job", key.Name)
 		return nil
 	case apierrors.IsNotFound(err) || apierrors.IsConflict(err):
 		return nil // gone, or another Job of that name now (UID precondition)

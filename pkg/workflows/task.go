@@ -46,6 +46,7 @@ func buildTask(wf *v1alpha1.Workflow, i int, attempt int32, input map[string]str
 			StartTimeoutSeconds: step.StartTimeoutSeconds,
 			Resources:           step.Resources,
 			ServiceAccountName:  step.ServiceAccountName,
+			AgentPod:            *step.AgentPod.DeepCopy(),
 		},
 	}
 }

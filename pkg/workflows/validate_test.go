@@ -53,6 +53,12 @@ func TestBuildTask(t *testing.T) {
 	wf := makeWorkflow("build").step("compile", map[string]string{"X": "${inputs.k}"}).obj()
 	wf.Spec.Steps[0].TimeoutSeconds = new(int64(60))
 	wf.Spec.Steps[0].ServiceAccountName = "agent"
+	pod := v1alpha1.AgentPod{
+		Env: []v1alpha1.SecretEnvVar{{Name: "API_KEY", ValueFrom: v1alpha1.SecretEnvSource{
+			SecretKeyRef: v1alpha1.SecretKeyReference{Name: "llm", Key: "key"}}}},
+		NodeSelector: map[string]string{"pool": "agents"}, RuntimeClassName: "gvisor",
+	}
+	wf.Spec.Steps[0].AgentPod = pod
 	got := buildTask(wf, 0, 2, map[string]string{"X": "v"})
 	assert.Equal(t, TaskName("build", "compile", 2), got.Name)
 	assert.Equal(t, "ns", got.Namespace)
@@ -69,8 +75,10 @@ func TestBuildTask(t *testing.T) {
 	assert.True(t, *ref.BlockOwnerDeletion)
 	assert.Equal(t, v1alpha1.AgentTaskSpec{
 		TaskID: got.Name, UserID: "u1", Image: "agent:1", Input: map[string]string{"X": "v"},
-		TimeoutSeconds: new(int64(60)), ServiceAccountName: "agent",
+		TimeoutSeconds: new(int64(60)), ServiceAccountName: "agent", AgentPod: pod,
 	}, got.Spec)
+	got.Spec.NodeSelector["pool"] = "changed"
+	assert.Equal(t, "agents", wf.Spec.Steps[0].NodeSelector["pool"], "the step task has its own copy")
 	assert.True(t, isStepOf(got, wf))
 	other := makeWorkflow("build").obj()
 	other.UID = "someone-else"

@@ -144,6 +144,26 @@ func TestRenderVariations(t *testing.T) {
 			},
 		},
 		{
+			name: "pod defaults for every agent",
+			set:  []string{`json:managers.tasks.podDefaults={"runtimeClassName":"gvisor","nodeSelector":{"pool":"agents"},"enforce":true}`},
+			check: func(t *testing.T, out *rendered) {
+				cm := out.get("ConfigMap", "opsnorth-system", "opsnorth-scheduler-tasks-pod-defaults")
+				require.NotNil(t, cm)
+				data, _, _ := unstructured.NestedString(cm.Object, "data", "pod-defaults.yaml")
+				assert.YAMLEq(t, "runtimeClassName: gvisor\nnodeSelector: {pool: agents}\nenforce: true\n", data)
+				d := deployment(t, out, "opsnorth-system", "tasks")
+				c := d.Spec.Template.Spec.Containers[0]
+				assert.Contains(t, c.Env, corev1.EnvVar{Name: "POD_DEFAULTS", Value: "/etc/opsnorth/pod-defaults/pod-defaults.yaml"})
+				require.Len(t, c.VolumeMounts, 1)
+				assert.Equal(t, "/etc/opsnorth/pod-defaults", c.VolumeMounts[0].MountPath)
+				require.Len(t, d.Spec.Template.Spec.Volumes, 1)
+				assert.Equal(t, "opsnorth-scheduler-tasks-pod-defaults", d.Spec.Template.Spec.Volumes[0].ConfigMap.Name)
+				assert.NotEmpty(t, d.Spec.Template.Annotations["scheduler.opsnorth.io/pod-defaults-checksum"], "a change rolls the pods")
+				assert.Empty(t, deployment(t, out, "opsnorth-system", "workflows").Spec.Template.Spec.Volumes, "only the tasks manager reads it")
+				assert.Len(t, out.objs, len(defaults.objs)+1)
+			},
+		},
+		{
 			name: "crds.install=false",
 			set:  []string{"crds.install=false"},
 			check: func(t *testing.T, out *rendered) {
@@ -381,6 +401,8 @@ func TestValuesRefused(t *testing.T) {
 		{[]string{"managers.tasks.podDisruptionBudget.minAvailable=half"}, "/managers/tasks/podDisruptionBudget/minAvailable"},
 		{[]string{"managers.tasks.terminationGracePeriodSeconds=-1"}, "/managers/tasks/terminationGracePeriodSeconds"},
 		{[]string{"managers.tasks.nodeSelector.pool=1"}, "/managers/tasks/nodeSelector/pool"},
+		{[]string{"managers.tasks.podDefaults.runtimeClass=gvisor"}, "runtimeClass"},
+		{[]string{"managers.tasks.podDefaults.enforce=always"}, "/managers/tasks/podDefaults/enforce"},
 		{[]string{"taskNetworkPolicy.extraExcept={not-a-cidr}"}, "/taskNetworkPolicy/extraExcept/0"},
 		{[]string{"monitoring.serviceMonitor.interval=soon"}, "/monitoring/serviceMonitor/interval"},
 		{[]string{"monitoring.serviceMonitor.enabled=1"}, "/monitoring/serviceMonitor/enabled"},

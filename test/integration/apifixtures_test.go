@@ -178,6 +178,14 @@ func validAgentTask(namespace, name string) *schedulerv1alpha1.AgentTask {
 			ServiceAccountName:      "review-agent",
 			ImagePullSecrets:        []string{"ghcr-pull"},
 			TTLSecondsAfterFinished: ptr.To[int32](3600),
+			AgentPod: schedulerv1alpha1.AgentPod{
+				NodeSelector:      map[string]string{"pool": "agents"},
+				Tolerations:       []corev1.Toleration{{Key: "pool", Operator: corev1.TolerationOpEqual, Value: "agents", Effect: corev1.TaintEffectNoSchedule}},
+				Affinity:          &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{{Weight: 10, Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "zone", Operator: corev1.NodeSelectorOpIn, Values: []string{"a"}}}}}}}},
+				PriorityClassName: "agents-standard",
+				RuntimeClassName:  "gvisor",
+				PodMetadata:       &schedulerv1alpha1.PodMetadata{Labels: map[string]string{"team": "review"}, Annotations: map[string]string{"example.com/trace": "on"}},
+			},
 		},
 	}
 }

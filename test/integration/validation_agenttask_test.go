@@ -134,7 +134,7 @@ func invalidAgentTaskCases() []invalidCase {
 			name:   "agenttask update spec",
 			obj:    newAgentTask(nil),
 			update: as(func(a *agentTask) { a.Spec.TimeoutSeconds = ptr.To[int64](1200) }),
-			field:  "spec", msg: "spec is immutable: create a new AgentTask to run again",
+			field:  "spec", msg: "spec is immutable apart from cancel: create a new AgentTask to run again",
 		},
 	}...)
 }

@@ -87,7 +87,7 @@ var (
 
 func invalidCases() []invalidCase {
 	return slices.Concat(invalidUserDeploymentCases(), invalidDeploymentTemplateCases(),
-		invalidAgentTaskCases(), invalidWorkflowCases())
+		invalidAgentTaskCases(), invalidAgentPodCases(), invalidWorkflowCases())
 }
 
 // TestValidationBasesAreValid makes sure every invalid case starts from an
@@ -379,8 +379,8 @@ func TestValidationAcceptsBoundaryValues(t *testing.T) {
 }
 
 // TestValidationAllowsMutableUpdates checks the immutability rules freeze only
-// what they claim: a UserDeployment's spec apart from userId and a template's
-// spec change, with a new generation.
+// what they claim: a UserDeployment's spec apart from userId, an AgentTask's
+// cancel and a template's spec change, with a new generation.
 func TestValidationAllowsMutableUpdates(t *testing.T) {
 	env := testenv.Require(t)
 	dc := newDynamicClient(t, env.Config)
@@ -402,6 +402,11 @@ func TestValidationAllowsMutableUpdates(t *testing.T) {
 			name:   "userdeployment moved to another template",
 			obj:    newUserDeployment(nil),
 			update: as(func(u *userDeployment) { u.Spec.Template = "static-site" }),
+		},
+		{
+			name:   "agenttask cancelled",
+			obj:    newAgentTask(nil),
+			update: as(func(a *agentTask) { a.Spec.Cancel = true }),
 		},
 		{
 			name:   "template with a new image",

@@ -23,9 +23,13 @@ func (p TaskPhase) IsTerminal() bool {
 	return p == TaskSucceeded || p == TaskFailed || p == TaskTimeout
 }
 
-// AgentTaskSpec describes one run of an agent. The spec is immutable: a task
-// is a single execution, so to run again, create a new AgentTask.
-// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec is immutable: create a new AgentTask to run again"
+// AgentTaskSpec describes one run of an agent. The spec is immutable apart
+// from cancel: a task is a single execution, so to run again, create a new
+// AgentTask. (The rule lists every field; TestSpecImmutability fails when a
+// new field is missing from it.)
+// +kubebuilder:validation:XValidation:rule="self.taskId == oldSelf.taskId && self.userId == oldSelf.userId && self.image == oldSelf.image && has(self.command) == has(oldSelf.command) && (!has(self.command) || self.command == oldSelf.command) && has(self.args) == has(oldSelf.args) && (!has(self.args) || self.args == oldSelf.args) && has(self.input) == has(oldSelf.input) && (!has(self.input) || self.input == oldSelf.input) && has(self.timeoutSeconds) == has(oldSelf.timeoutSeconds) && (!has(self.timeoutSeconds) || self.timeoutSeconds == oldSelf.timeoutSeconds) && has(self.startTimeoutSeconds) == has(oldSelf.startTimeoutSeconds) && (!has(self.startTimeoutSeconds) || self.startTimeoutSeconds == oldSelf.startTimeoutSeconds) && has(self.resources) == has(oldSelf.resources) && (!has(self.resources) || self.resources == oldSelf.resources) && has(self.webhookUrl) == has(oldSelf.webhookUrl) && (!has(self.webhookUrl) || self.webhookUrl == oldSelf.webhookUrl) && has(self.webhookSecretRef) == has(oldSelf.webhookSecretRef) && (!has(self.webhookSecretRef) || self.webhookSecretRef == oldSelf.webhookSecretRef) && has(self.serviceAccountName) == has(oldSelf.serviceAccountName) && (!has(self.serviceAccountName) || self.serviceAccountName == oldSelf.serviceAccountName) && has(self.imagePullSecrets) == has(oldSelf.imagePullSecrets) && (!has(self.imagePullSecrets) || self.imagePullSecrets == oldSelf.imagePullSecrets) && has(self.ttlSecondsAfterFinished) == has(oldSelf.ttlSecondsAfterFinished) && (!has(self.ttlSecondsAfterFinished) || self.ttlSecondsAfterFinished == oldSelf.ttlSecondsAfterFinished) && has(self.env) == has(oldSelf.env) && (!has(self.env) || self.env == oldSelf.env) && has(self.envFrom) == has(oldSelf.envFrom) && (!has(self.envFrom) || self.envFrom == oldSelf.envFrom) && has(self.nodeSelector) == has(oldSelf.nodeSelector) && (!has(self.nodeSelector) || self.nodeSelector == oldSelf.nodeSelector) && has(self.tolerations) == has(oldSelf.tolerations) && (!has(self.tolerations) || self.tolerations == oldSelf.tolerations) && has(self.affinity) == has(oldSelf.affinity) && (!has(self.affinity) || self.affinity == oldSelf.affinity) && has(self.priorityClassName) == has(oldSelf.priorityClassName) && (!has(self.priorityClassName) || self.priorityClassName == oldSelf.priorityClassName) && has(self.runtimeClassName) == has(oldSelf.runtimeClassName) && (!has(self.runtimeClassName) || self.runtimeClassName == oldSelf.runtimeClassName) && has(self.podMetadata) == has(oldSelf.podMetadata) && (!has(self.podMetadata) || self.podMetadata == oldSelf.podMetadata)",message="spec is immutable apart from cancel: create a new AgentTask to run again"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.cancel) || !oldSelf.cancel || (has(self.cancel) && self.cancel)",message="spec.cancel cannot be unset: a cancelled task stays cancelled",fieldPath=".cancel"
+// +kubebuilder:validation:XValidation:rule="!has(self.env) || !has(self.input) || self.env.all(e, !(e.name in self.input))",message="spec.env names must not repeat an input key",fieldPath=".env"
 type AgentTaskSpec struct {
 	// TaskID is the caller's identifier of this run, copied to the Job's
 	// task_id label and to the completion webhook.
@@ -123,6 +127,13 @@ type AgentTaskSpec struct {
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=2592000
 	TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished,omitempty"`
+	// AgentPod holds the pod's placement and secret environment.
+	AgentPod `json:",inline"`
+	// Cancel, set to true, stops the task: a task that has not ended ends
+	// Failed with reason Cancelled (its pod is stopped, the webhook reports
+	// it); an ended task is left as it is. It cannot be unset.
+	// +optional
+	Cancel bool `json:"cancel,omitempty"`
 }
 
 // AgentTaskStatus is the observed state of an AgentTask, taken from its Job and pod.

@@ -20,6 +20,7 @@ const (
 
 // ResourceRequirements are the compute resources of one container.
 // +kubebuilder:validation:XValidation:rule="!has(self.requests) || !has(self.limits) || ((!has(self.requests.cpu) || !has(self.limits.cpu) || quantity(string(self.requests.cpu)).compareTo(quantity(string(self.limits.cpu))) <= 0) && (!has(self.requests.memory) || !has(self.limits.memory) || quantity(string(self.requests.memory)).compareTo(quantity(string(self.limits.memory))) <= 0) && (!has(self.requests.ephemeralStorage) || !has(self.limits.ephemeralStorage) || quantity(string(self.requests.ephemeralStorage)).compareTo(quantity(string(self.limits.ephemeralStorage))) <= 0))",message="each request must not exceed the limit of the same resource"
+// +kubebuilder:validation:XValidation:rule="!has(self.requests) || !has(self.requests.extended) || (has(self.limits) && has(self.limits.extended) && self.requests.extended.all(k, k in self.limits.extended && quantity(string(self.requests.extended[k])).compareTo(quantity(string(self.limits.extended[k]))) == 0))",message="extended resources cannot be overcommitted: each in requests.extended must be in limits.extended with the same amount"
 type ResourceRequirements struct {
 	// Requests is the minimum amount of each resource the container needs; the
 	// scheduler places the pod only where this much is free.
@@ -45,6 +46,14 @@ type ResourceAmounts struct {
 	// +optional
 	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isGreaterThan(quantity('0'))",message="must be greater than zero: a zero or negative amount means nothing to the scheduler or the kubelet"
 	EphemeralStorage *resource.Quantity `json:"ephemeralStorage,omitempty"`
+	// Extended are extended resources by name, e.g. nvidia.com/gpu: 1. They
+	// are whole numbers and cannot be overcommitted: what requests name must
+	// equal limits.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=16
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$') && !(k.split('/')[0] == 'kubernetes.io' || k.split('/')[0].endsWith('.kubernetes.io') || k.split('/')[0] == 'requests'))",message="extended resource names are domain/name, e.g. nvidia.com/gpu, outside kubernetes.io"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, quantity(string(self[k])).isInteger() && quantity(string(self[k])).isGreaterThan(quantity('0')))",message="extended resources must be whole numbers greater than zero"
+	Extended map[string]resource.Quantity `json:"extended,omitempty"`
 }
 
 // SecretKeyReference selects one key of a Secret in the object's own namespace.

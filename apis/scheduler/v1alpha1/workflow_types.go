@@ -83,6 +83,7 @@ type WorkflowSpec struct {
 }
 
 // WorkflowStep is one agent run of a workflow.
+// +kubebuilder:validation:XValidation:rule="!has(self.env) || !has(self.input) || self.env.all(e, !(e.name in self.input))",message="env names must not repeat an input key",fieldPath=".env"
 type WorkflowStep struct {
 	// Name identifies the step: in dependsOn, in ${steps.NAME.output.KEY} and
 	// in the name of its AgentTask.
@@ -143,6 +144,9 @@ type WorkflowStep struct {
 	// +kubebuilder:validation:MaxItems=20
 	// +kubebuilder:validation:items:MaxLength=40
 	DependsOn []string `json:"dependsOn,omitempty"`
+	// AgentPod holds the step pod's placement and secret environment, copied
+	// to the step's AgentTask (kubectl explain agenttask.spec).
+	AgentPod `json:",inline"`
 }
 
 // RetryPolicy retries a failed step with exponential backoff.

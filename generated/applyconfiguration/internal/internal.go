@@ -39,6 +39,18 @@ func Parser() *typed.Parser {
 var parserOnce sync.Once
 var parser *typed.Parser
 var schemaYAML = typed.YAMLObject(`types:
+- name: Affinity.v1.core.api.k8s.io
+  map:
+    fields:
+    - name: nodeAffinity
+      type:
+        namedType: NodeAffinity.v1.core.api.k8s.io
+    - name: podAffinity
+      type:
+        namedType: PodAffinity.v1.core.api.k8s.io
+    - name: podAntiAffinity
+      type:
+        namedType: PodAntiAffinity.v1.core.api.k8s.io
 - name: Condition.v1.meta.apis.pkg.apimachinery.k8s.io
   map:
     fields:
@@ -136,6 +148,38 @@ var schemaYAML = typed.YAMLObject(`types:
       default: ""
 - name: IntOrString.intstr.util.pkg.apimachinery.k8s.io
   scalar: untyped
+- name: LabelSelector.v1.meta.apis.pkg.apimachinery.k8s.io
+  map:
+    fields:
+    - name: matchExpressions
+      type:
+        list:
+          elementType:
+            namedType: LabelSelectorRequirement.v1.meta.apis.pkg.apimachinery.k8s.io
+          elementRelationship: atomic
+    - name: matchLabels
+      type:
+        map:
+          elementType:
+            scalar: string
+    elementRelationship: atomic
+- name: LabelSelectorRequirement.v1.meta.apis.pkg.apimachinery.k8s.io
+  map:
+    fields:
+    - name: key
+      type:
+        scalar: string
+      default: ""
+    - name: operator
+      type:
+        scalar: string
+      default: ""
+    - name: values
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
 - name: ManagedFieldsEntry.v1.meta.apis.pkg.apimachinery.k8s.io
   map:
     fields:
@@ -160,6 +204,61 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: time
       type:
         namedType: Time.v1.meta.apis.pkg.apimachinery.k8s.io
+- name: NodeAffinity.v1.core.api.k8s.io
+  map:
+    fields:
+    - name: preferredDuringSchedulingIgnoredDuringExecution
+      type:
+        list:
+          elementType:
+            namedType: PreferredSchedulingTerm.v1.core.api.k8s.io
+          elementRelationship: atomic
+    - name: requiredDuringSchedulingIgnoredDuringExecution
+      type:
+        namedType: NodeSelector.v1.core.api.k8s.io
+- name: NodeSelector.v1.core.api.k8s.io
+  map:
+    fields:
+    - name: nodeSelectorTerms
+      type:
+        list:
+          elementType:
+            namedType: NodeSelectorTerm.v1.core.api.k8s.io
+          elementRelationship: atomic
+    elementRelationship: atomic
+- name: NodeSelectorRequirement.v1.core.api.k8s.io
+  map:
+    fields:
+    - name: key
+      type:
+        scalar: string
+      default: ""
+    - name: operator
+      type:
+        scalar: string
+      default: ""
+    - name: values
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+- name: NodeSelectorTerm.v1.core.api.k8s.io
+  map:
+    fields:
+    - name: matchExpressions
+      type:
+        list:
+          elementType:
+            namedType: NodeSelectorRequirement.v1.core.api.k8s.io
+          elementRelationship: atomic
+    - name: matchFields
+      type:
+        list:
+          elementType:
+            namedType: NodeSelectorRequirement.v1.core.api.k8s.io
+          elementRelationship: atomic
+    elementRelationship: atomic
 - name: ObjectMeta.v1.meta.apis.pkg.apimachinery.k8s.io
   map:
     fields:
@@ -249,6 +348,78 @@ var schemaYAML = typed.YAMLObject(`types:
         scalar: string
       default: ""
     elementRelationship: atomic
+- name: PodAffinity.v1.core.api.k8s.io
+  map:
+    fields:
+    - name: preferredDuringSchedulingIgnoredDuringExecution
+      type:
+        list:
+          elementType:
+            namedType: WeightedPodAffinityTerm.v1.core.api.k8s.io
+          elementRelationship: atomic
+    - name: requiredDuringSchedulingIgnoredDuringExecution
+      type:
+        list:
+          elementType:
+            namedType: PodAffinityTerm.v1.core.api.k8s.io
+          elementRelationship: atomic
+- name: PodAffinityTerm.v1.core.api.k8s.io
+  map:
+    fields:
+    - name: labelSelector
+      type:
+        namedType: LabelSelector.v1.meta.apis.pkg.apimachinery.k8s.io
+    - name: matchLabelKeys
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+    - name: mismatchLabelKeys
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+    - name: namespaceSelector
+      type:
+        namedType: LabelSelector.v1.meta.apis.pkg.apimachinery.k8s.io
+    - name: namespaces
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+    - name: topologyKey
+      type:
+        scalar: string
+      default: ""
+- name: PodAntiAffinity.v1.core.api.k8s.io
+  map:
+    fields:
+    - name: preferredDuringSchedulingIgnoredDuringExecution
+      type:
+        list:
+          elementType:
+            namedType: WeightedPodAffinityTerm.v1.core.api.k8s.io
+          elementRelationship: atomic
+    - name: requiredDuringSchedulingIgnoredDuringExecution
+      type:
+        list:
+          elementType:
+            namedType: PodAffinityTerm.v1.core.api.k8s.io
+          elementRelationship: atomic
+- name: PreferredSchedulingTerm.v1.core.api.k8s.io
+  map:
+    fields:
+    - name: preference
+      type:
+        namedType: NodeSelectorTerm.v1.core.api.k8s.io
+      default: {}
+    - name: weight
+      type:
+        scalar: numeric
+      default: 0
 - name: Probe.v1.core.api.k8s.io
   map:
     fields:
@@ -307,6 +478,35 @@ var schemaYAML = typed.YAMLObject(`types:
         namedType: IntOrString.intstr.util.pkg.apimachinery.k8s.io
 - name: Time.v1.meta.apis.pkg.apimachinery.k8s.io
   scalar: untyped
+- name: Toleration.v1.core.api.k8s.io
+  map:
+    fields:
+    - name: effect
+      type:
+        scalar: string
+    - name: key
+      type:
+        scalar: string
+    - name: operator
+      type:
+        scalar: string
+    - name: tolerationSeconds
+      type:
+        scalar: numeric
+    - name: value
+      type:
+        scalar: string
+- name: WeightedPodAffinityTerm.v1.core.api.k8s.io
+  map:
+    fields:
+    - name: podAffinityTerm
+      type:
+        namedType: PodAffinityTerm.v1.core.api.k8s.io
+      default: {}
+    - name: weight
+      type:
+        scalar: numeric
+      default: 0
 - name: io.opsnorth.scheduler.apis.ossa.v1.Agent
   map:
     fields:
@@ -803,17 +1003,37 @@ var schemaYAML = typed.YAMLObject(`types:
 - name: io.opsnorth.scheduler.apis.scheduler.v1alpha1.AgentTaskSpec
   map:
     fields:
+    - name: affinity
+      type:
+        namedType: Affinity.v1.core.api.k8s.io
     - name: args
       type:
         list:
           elementType:
             scalar: string
           elementRelationship: atomic
+    - name: cancel
+      type:
+        scalar: boolean
     - name: command
       type:
         list:
           elementType:
             scalar: string
+          elementRelationship: atomic
+    - name: env
+      type:
+        list:
+          elementType:
+            namedType: io.opsnorth.scheduler.apis.scheduler.v1alpha1.SecretEnvVar
+          elementRelationship: associative
+          keys:
+          - name
+    - name: envFrom
+      type:
+        list:
+          elementType:
+            namedType: io.opsnorth.scheduler.apis.scheduler.v1alpha1.SecretEnvFromSource
           elementRelationship: atomic
     - name: image
       type:
@@ -830,9 +1050,23 @@ var schemaYAML = typed.YAMLObject(`types:
         map:
           elementType:
             scalar: string
+    - name: nodeSelector
+      type:
+        map:
+          elementType:
+            scalar: string
+    - name: podMetadata
+      type:
+        namedType: io.opsnorth.scheduler.apis.scheduler.v1alpha1.PodMetadata
+    - name: priorityClassName
+      type:
+        scalar: string
     - name: resources
       type:
         namedType: io.opsnorth.scheduler.apis.scheduler.v1alpha1.ResourceRequirements
+    - name: runtimeClassName
+      type:
+        scalar: string
     - name: serviceAccountName
       type:
         scalar: string
@@ -846,6 +1080,12 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: timeoutSeconds
       type:
         scalar: numeric
+    - name: tolerations
+      type:
+        list:
+          elementType:
+            namedType: Toleration.v1.core.api.k8s.io
+          elementRelationship: atomic
     - name: ttlSecondsAfterFinished
       type:
         scalar: numeric
@@ -1024,6 +1264,19 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: string
       default: ""
+- name: io.opsnorth.scheduler.apis.scheduler.v1alpha1.PodMetadata
+  map:
+    fields:
+    - name: annotations
+      type:
+        map:
+          elementType:
+            scalar: string
+    - name: labels
+      type:
+        map:
+          elementType:
+            scalar: string
 - name: io.opsnorth.scheduler.apis.scheduler.v1alpha1.RemoteSecretReference
   map:
     fields:
@@ -1046,6 +1299,11 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: ephemeralStorage
       type:
         namedType: Quantity.resource.api.pkg.apimachinery.k8s.io
+    - name: extended
+      type:
+        map:
+          elementType:
+            namedType: Quantity.resource.api.pkg.apimachinery.k8s.io
     - name: memory
       type:
         namedType: Quantity.resource.api.pkg.apimachinery.k8s.io
@@ -1071,6 +1329,34 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: maxBackoffSeconds
       type:
         scalar: numeric
+- name: io.opsnorth.scheduler.apis.scheduler.v1alpha1.SecretEnvFromSource
+  map:
+    fields:
+    - name: prefix
+      type:
+        scalar: string
+    - name: secretRef
+      type:
+        namedType: io.opsnorth.scheduler.apis.scheduler.v1alpha1.SecretNameReference
+      default: {}
+- name: io.opsnorth.scheduler.apis.scheduler.v1alpha1.SecretEnvSource
+  map:
+    fields:
+    - name: secretKeyRef
+      type:
+        namedType: io.opsnorth.scheduler.apis.scheduler.v1alpha1.SecretKeyReference
+      default: {}
+- name: io.opsnorth.scheduler.apis.scheduler.v1alpha1.SecretEnvVar
+  map:
+    fields:
+    - name: name
+      type:
+        scalar: string
+      default: ""
+    - name: valueFrom
+      type:
+        namedType: io.opsnorth.scheduler.apis.scheduler.v1alpha1.SecretEnvSource
+      default: {}
 - name: io.opsnorth.scheduler.apis.scheduler.v1alpha1.SecretKeyReference
   map:
     fields:
@@ -1078,6 +1364,13 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: string
       default: ""
+    - name: name
+      type:
+        scalar: string
+      default: ""
+- name: io.opsnorth.scheduler.apis.scheduler.v1alpha1.SecretNameReference
+  map:
+    fields:
     - name: name
       type:
         scalar: string
@@ -1482,6 +1775,9 @@ var schemaYAML = typed.YAMLObject(`types:
 - name: io.opsnorth.scheduler.apis.scheduler.v1alpha1.WorkflowStep
   map:
     fields:
+    - name: affinity
+      type:
+        namedType: Affinity.v1.core.api.k8s.io
     - name: args
       type:
         list:
@@ -1500,6 +1796,20 @@ var schemaYAML = typed.YAMLObject(`types:
           elementType:
             scalar: string
           elementRelationship: associative
+    - name: env
+      type:
+        list:
+          elementType:
+            namedType: io.opsnorth.scheduler.apis.scheduler.v1alpha1.SecretEnvVar
+          elementRelationship: associative
+          keys:
+          - name
+    - name: envFrom
+      type:
+        list:
+          elementType:
+            namedType: io.opsnorth.scheduler.apis.scheduler.v1alpha1.SecretEnvFromSource
+          elementRelationship: atomic
     - name: image
       type:
         scalar: string
@@ -1513,12 +1823,26 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: string
       default: ""
+    - name: nodeSelector
+      type:
+        map:
+          elementType:
+            scalar: string
+    - name: podMetadata
+      type:
+        namedType: io.opsnorth.scheduler.apis.scheduler.v1alpha1.PodMetadata
+    - name: priorityClassName
+      type:
+        scalar: string
     - name: resources
       type:
         namedType: io.opsnorth.scheduler.apis.scheduler.v1alpha1.ResourceRequirements
     - name: retries
       type:
         namedType: io.opsnorth.scheduler.apis.scheduler.v1alpha1.RetryPolicy
+    - name: runtimeClassName
+      type:
+        scalar: string
     - name: serviceAccountName
       type:
         scalar: string
@@ -1528,6 +1852,12 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: timeoutSeconds
       type:
         scalar: numeric
+    - name: tolerations
+      type:
+        list:
+          elementType:
+            namedType: Toleration.v1.core.api.k8s.io
+          elementRelationship: atomic
 - name: __untyped_atomic_
   scalar: untyped
   list:

@@ -53,7 +53,7 @@ func webApp() *v1alpha1.DeploymentTemplate {
 				Ports:  []v1alpha1.ServicePort{{Name: "http", Port: 8080, Protocol: "TCP"}, {Name: "metrics", Port: 9090}},
 				Expose: "http", Replicas: ptr.To[int32](2),
 				Resources: &v1alpha1.ResourceRequirements{Requests: &v1alpha1.ResourceAmounts{CPU: q("100m"), Memory: q("128Mi")},
-					Limits: &v1alpha1.ResourceAmounts{Memory: q("512Mi")}},
+					Limits: &v1alpha1.ResourceAmounts{Memory: q("512Mi"), Extended: map[string]resource.Quantity{"example.com/fpga": *q("1")}}},
 				ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/readyz", Port: intstr.FromString("http")}}},
 				Metrics:        &v1alpha1.MetricsEndpoint{Port: "metrics", Interval: "30s"},
 			},

@@ -122,6 +122,9 @@ func amounts(a *v1alpha1.ResourceAmounts) corev1.ResourceList {
 	if a.EphemeralStorage != nil {
 		out[corev1.ResourceEphemeralStorage] = *a.EphemeralStorage
 	}
+	for name, q := range a.Extended {
+		out[corev1.ResourceName(name)] = q
+	}
 	return out
 }
 

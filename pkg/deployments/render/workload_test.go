@@ -64,6 +64,7 @@ func TestDeployment(t *testing.T) {
 	assert.Equal(t, "/etc/a.yaml", *ctr.VolumeMounts[0].MountPath)
 	assert.Equal(t, "/readyz", *ctr.ReadinessProbe.HTTPGet.Path)
 	assert.Equal(t, "128Mi", ptr.To((*ctr.Resources.Requests)[corev1.ResourceMemory]).String())
+	assert.Equal(t, "1", ptr.To((*ctr.Resources.Limits)["example.com/fpga"]).String(), "extended resources")
 	assert.Equal(t, "http", *ctr.Ports[0].Name)
 	assert.Equal(t, "shop-web-files", *pod.Volumes[0].ConfigMap.Name)
 

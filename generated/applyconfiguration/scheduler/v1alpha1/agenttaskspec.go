@@ -19,14 +19,17 @@ limitations under the License.
 package v1alpha1
 
 import (
+	v1 "k8s.io/api/core/v1"
 	schedulerv1alpha1 "opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 )
 
 // AgentTaskSpecApplyConfiguration represents a declarative configuration of the AgentTaskSpec type for use
 // with apply.
 //
-// AgentTaskSpec describes one run of an agent. The spec is immutable: a task
-// is a single execution, so to run again, create a new AgentTask.
+// AgentTaskSpec describes one run of an agent. The spec is immutable apart
+// from cancel: a task is a single execution, so to run again, create a new
+// AgentTask. (The rule lists every field; TestSpecImmutability fails when a
+// new field is missing from it.)
 type AgentTaskSpecApplyConfiguration struct {
 	// TaskID is the caller's identifier of this run, copied to the Job's
 	// task_id label and to the completion webhook.
@@ -84,6 +87,12 @@ type AgentTaskSpecApplyConfiguration struct {
 	// before they are garbage collected. The AgentTask itself stays. Defaults to
 	// the manager's setting (3600).
 	TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished,omitempty"`
+	// AgentPod holds the pod's placement and secret environment.
+	AgentPodApplyConfiguration `json:""`
+	// Cancel, set to true, stops the task: a task that has not ended ends
+	// Failed with reason Cancelled (its pod is stopped, the webhook reports
+	// it); an ended task is left as it is. It cannot be unset.
+	Cancel *bool `json:"cancel,omitempty"`
 }
 
 // AgentTaskSpecApplyConfiguration constructs a declarative configuration of the AgentTaskSpec type for use with
@@ -207,5 +216,95 @@ func (b *AgentTaskSpecApplyConfiguration) WithImagePullSecrets(values ...string)
 // If called multiple times, the TTLSecondsAfterFinished field is set to the value of the last call.
 func (b *AgentTaskSpecApplyConfiguration) WithTTLSecondsAfterFinished(value int32) *AgentTaskSpecApplyConfiguration {
 	b.TTLSecondsAfterFinished = &value
+	return b
+}
+
+// WithEnv adds the given value to the Env field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the Env field.
+func (b *AgentTaskSpecApplyConfiguration) WithEnv(values ...*SecretEnvVarApplyConfiguration) *AgentTaskSpecApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithEnv")
+		}
+		b.AgentPodApplyConfiguration.Env = append(b.AgentPodApplyConfiguration.Env, *values[i])
+	}
+	return b
+}
+
+// WithEnvFrom adds the given value to the EnvFrom field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the EnvFrom field.
+func (b *AgentTaskSpecApplyConfiguration) WithEnvFrom(values ...*SecretEnvFromSourceApplyConfiguration) *AgentTaskSpecApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithEnvFrom")
+		}
+		b.AgentPodApplyConfiguration.EnvFrom = append(b.AgentPodApplyConfiguration.EnvFrom, *values[i])
+	}
+	return b
+}
+
+// WithNodeSelector puts the entries into the NodeSelector field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, the entries provided by each call will be put on the NodeSelector field,
+// overwriting an existing map entries in NodeSelector field with the same key.
+func (b *AgentTaskSpecApplyConfiguration) WithNodeSelector(entries map[string]string) *AgentTaskSpecApplyConfiguration {
+	if b.AgentPodApplyConfiguration.NodeSelector == nil && len(entries) > 0 {
+		b.AgentPodApplyConfiguration.NodeSelector = make(map[string]string, len(entries))
+	}
+	for k, v := range entries {
+		b.AgentPodApplyConfiguration.NodeSelector[k] = v
+	}
+	return b
+}
+
+// WithTolerations adds the given value to the Tolerations field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the Tolerations field.
+func (b *AgentTaskSpecApplyConfiguration) WithTolerations(values ...v1.Toleration) *AgentTaskSpecApplyConfiguration {
+	for i := range values {
+		b.AgentPodApplyConfiguration.Tolerations = append(b.AgentPodApplyConfiguration.Tolerations, values[i])
+	}
+	return b
+}
+
+// WithAffinity sets the Affinity field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Affinity field is set to the value of the last call.
+func (b *AgentTaskSpecApplyConfiguration) WithAffinity(value v1.Affinity) *AgentTaskSpecApplyConfiguration {
+	b.AgentPodApplyConfiguration.Affinity = &value
+	return b
+}
+
+// WithPriorityClassName sets the PriorityClassName field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PriorityClassName field is set to the value of the last call.
+func (b *AgentTaskSpecApplyConfiguration) WithPriorityClassName(value string) *AgentTaskSpecApplyConfiguration {
+	b.AgentPodApplyConfiguration.PriorityClassName = &value
+	return b
+}
+
+// WithRuntimeClassName sets the RuntimeClassName field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the RuntimeClassName field is set to the value of the last call.
+func (b *AgentTaskSpecApplyConfiguration) WithRuntimeClassName(value string) *AgentTaskSpecApplyConfiguration {
+	b.AgentPodApplyConfiguration.RuntimeClassName = &value
+	return b
+}
+
+// WithPodMetadata sets the PodMetadata field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PodMetadata field is set to the value of the last call.
+func (b *AgentTaskSpecApplyConfiguration) WithPodMetadata(value *PodMetadataApplyConfiguration) *AgentTaskSpecApplyConfiguration {
+	b.AgentPodApplyConfiguration.PodMetadata = value
+	return b
+}
+
+// WithCancel sets the Cancel field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Cancel field is set to the value of the last call.
+func (b *AgentTaskSpecApplyConfiguration) WithCancel(value bool) *AgentTaskSpecApplyConfiguration {
+	b.Cancel = &value
 	return b
 }

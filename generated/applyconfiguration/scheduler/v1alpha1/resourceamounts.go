@@ -33,6 +33,10 @@ type ResourceAmountsApplyConfiguration struct {
 	Memory *resource.Quantity `json:"memory,omitempty"`
 	// EphemeralStorage is local scratch disk in bytes, e.g. 1Gi.
 	EphemeralStorage *resource.Quantity `json:"ephemeralStorage,omitempty"`
+	// Extended are extended resources by name, e.g. nvidia.com/gpu: 1. They
+	// are whole numbers and cannot be overcommitted: what requests name must
+	// equal limits.
+	Extended map[string]resource.Quantity `json:"extended,omitempty"`
 }
 
 // ResourceAmountsApplyConfiguration constructs a declarative configuration of the ResourceAmounts type for use with
@@ -62,5 +66,19 @@ func (b *ResourceAmountsApplyConfiguration) WithMemory(value resource.Quantity) 
 // If called multiple times, the EphemeralStorage field is set to the value of the last call.
 func (b *ResourceAmountsApplyConfiguration) WithEphemeralStorage(value resource.Quantity) *ResourceAmountsApplyConfiguration {
 	b.EphemeralStorage = &value
+	return b
+}
+
+// WithExtended puts the entries into the Extended field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, the entries provided by each call will be put on the Extended field,
+// overwriting an existing map entries in Extended field with the same key.
+func (b *ResourceAmountsApplyConfiguration) WithExtended(entries map[string]resource.Quantity) *ResourceAmountsApplyConfiguration {
+	if b.Extended == nil && len(entries) > 0 {
+		b.Extended = make(map[string]resource.Quantity, len(entries))
+	}
+	for k, v := range entries {
+		b.Extended[k] = v
+	}
 	return b
 }

@@ -19,6 +19,7 @@ limitations under the License.
 package v1alpha1
 
 import (
+	v1 "k8s.io/api/core/v1"
 	schedulerv1alpha1 "opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 )
 
@@ -56,6 +57,9 @@ type WorkflowStepApplyConfiguration struct {
 	Retries *RetryPolicyApplyConfiguration `json:"retries,omitempty"`
 	// DependsOn names the steps that must succeed before this one starts.
 	DependsOn []string `json:"dependsOn,omitempty"`
+	// AgentPod holds the step pod's placement and secret environment, copied
+	// to the step's AgentTask (kubectl explain agenttask.spec).
+	AgentPodApplyConfiguration `json:""`
 }
 
 // WorkflowStepApplyConfiguration constructs a declarative configuration of the WorkflowStep type for use with
@@ -155,5 +159,87 @@ func (b *WorkflowStepApplyConfiguration) WithDependsOn(values ...string) *Workfl
 	for i := range values {
 		b.DependsOn = append(b.DependsOn, values[i])
 	}
+	return b
+}
+
+// WithEnv adds the given value to the Env field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the Env field.
+func (b *WorkflowStepApplyConfiguration) WithEnv(values ...*SecretEnvVarApplyConfiguration) *WorkflowStepApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithEnv")
+		}
+		b.AgentPodApplyConfiguration.Env = append(b.AgentPodApplyConfiguration.Env, *values[i])
+	}
+	return b
+}
+
+// WithEnvFrom adds the given value to the EnvFrom field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the EnvFrom field.
+func (b *WorkflowStepApplyConfiguration) WithEnvFrom(values ...*SecretEnvFromSourceApplyConfiguration) *WorkflowStepApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithEnvFrom")
+		}
+		b.AgentPodApplyConfiguration.EnvFrom = append(b.AgentPodApplyConfiguration.EnvFrom, *values[i])
+	}
+	return b
+}
+
+// WithNodeSelector puts the entries into the NodeSelector field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, the entries provided by each call will be put on the NodeSelector field,
+// overwriting an existing map entries in NodeSelector field with the same key.
+func (b *WorkflowStepApplyConfiguration) WithNodeSelector(entries map[string]string) *WorkflowStepApplyConfiguration {
+	if b.AgentPodApplyConfiguration.NodeSelector == nil && len(entries) > 0 {
+		b.AgentPodApplyConfiguration.NodeSelector = make(map[string]string, len(entries))
+	}
+	for k, v := range entries {
+		b.AgentPodApplyConfiguration.NodeSelector[k] = v
+	}
+	return b
+}
+
+// WithTolerations adds the given value to the Tolerations field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the Tolerations field.
+func (b *WorkflowStepApplyConfiguration) WithTolerations(values ...v1.Toleration) *WorkflowStepApplyConfiguration {
+	for i := range values {
+		b.AgentPodApplyConfiguration.Tolerations = append(b.AgentPodApplyConfiguration.Tolerations, values[i])
+	}
+	return b
+}
+
+// WithAffinity sets the Affinity field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Affinity field is set to the value of the last call.
+func (b *WorkflowStepApplyConfiguration) WithAffinity(value v1.Affinity) *WorkflowStepApplyConfiguration {
+	b.AgentPodApplyConfiguration.Affinity = &value
+	return b
+}
+
+// WithPriorityClassName sets the PriorityClassName field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PriorityClassName field is set to the value of the last call.
+func (b *WorkflowStepApplyConfiguration) WithPriorityClassName(value string) *WorkflowStepApplyConfiguration {
+	b.AgentPodApplyConfiguration.PriorityClassName = &value
+	return b
+}
+
+// WithRuntimeClassName sets the RuntimeClassName field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the RuntimeClassName field is set to the value of the last call.
+func (b *WorkflowStepApplyConfiguration) WithRuntimeClassName(value string) *WorkflowStepApplyConfiguration {
+	b.AgentPodApplyConfiguration.RuntimeClassName = &value
+	return b
+}
+
+// WithPodMetadata sets the PodMetadata field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PodMetadata field is set to the value of the last call.
+func (b *WorkflowStepApplyConfiguration) WithPodMetadata(value *PodMetadataApplyConfiguration) *WorkflowStepApplyConfiguration {
+	b.AgentPodApplyConfiguration.PodMetadata = value
 	return b
 }

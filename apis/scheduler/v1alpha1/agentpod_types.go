@@ -1,0 +1,119 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+)
+
+// AgentPod is how the agent's pod is placed and which Secrets it reads, the
+// same on an AgentTask and on a Workflow step (whose task copies it). The
+// tasks manager's --pod-defaults may set any of these fields for every
+// agent and forbid other values (kubectl explain agenttask.spec explains
+// the refusal reason PodDefaultsEnforced).
+type AgentPod struct {
+	// Env are environment variables read from Secret keys, in the shape of a
+	// container's env with valueFrom.secretKeyRef. Names follow the rules of
+	// input keys and may not repeat an input key. Only Secrets of the task's
+	// namespace that are labelled for the task's user (or shared) can be
+	// read; a missing Secret or key keeps the task Pending with reason
+	// SecretNotFound or SecretKeyNotFound until it exists or the start
+	// timeout passes. Values never appear in the task, its Job or its
+	// status: the kubelet reads them. At most 20 (the admission cost of a
+	// Workflow's 50 steps bounds it): envFrom takes a whole Secret.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=20
+	Env []SecretEnvVar `json:"env,omitempty"`
+	// EnvFrom makes every key of a Secret an environment variable, in the
+	// shape of a container's envFrom with secretRef, optionally with a
+	// prefix. The same Secrets can be read as through env; each resulting
+	// name must follow the rules of input keys or the task does not start
+	// (reason SecretKeyRefused).
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=16
+	EnvFrom []SecretEnvFromSource `json:"envFrom,omitempty"`
+	// NodeSelector must match a node's labels for the agent's pod to run there.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=32
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+	// Tolerations let the agent's pod run on nodes with matching taints.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:XValidation:rule="self.all(t, (!has(t.operator) || t.operator in ['Exists', 'Equal']) && (!has(t.effect) || t.effect in ['NoSchedule', 'PreferNoSchedule', 'NoExecute']))",message="tolerations: operator must be Exists or Equal, effect NoSchedule, PreferNoSchedule or NoExecute"
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+	// Affinity is the pod's node and pod (anti-)affinity.
+	// +optional
+	Affinity *corev1.Affinity `json:"affinity,omitempty"`
+	// PriorityClassName is the PriorityClass of the agent's pod.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	PriorityClassName string `json:"priorityClassName,omitempty"`
+	// RuntimeClassName is the RuntimeClass the agent's pod runs with, e.g. a
+	// sandboxed runtime such as gVisor for untrusted agent code.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	RuntimeClassName string `json:"runtimeClassName,omitempty"`
+	// PodMetadata are labels and annotations added to the agent's pod, for
+	// the platform's own tools.
+	// +optional
+	PodMetadata *PodMetadata `json:"podMetadata,omitempty"`
+}
+
+// PodMetadata are labels and annotations for the agent's pod. Keys in the
+// kubernetes.io, k8s.io and opsnorth.io prefixes (and their subdomains)
+// are refused: they belong to Kubernetes and to this manager.
+type PodMetadata struct {
+	// Labels are added to the pod's labels.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=32
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !(k.contains('/') && (k.split('/')[0] in ['kubernetes.io', 'k8s.io', 'opsnorth.io'] || k.split('/')[0].endsWith('.kubernetes.io') || k.split('/')[0].endsWith('.k8s.io') || k.split('/')[0].endsWith('.opsnorth.io'))))",message="podMetadata.labels: keys in the kubernetes.io, k8s.io and opsnorth.io prefixes are reserved"
+	Labels map[string]string `json:"labels,omitempty"`
+	// Annotations are added to the pod's annotations.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=32
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !(k.contains('/') && (k.split('/')[0] in ['kubernetes.io', 'k8s.io', 'opsnorth.io'] || k.split('/')[0].endsWith('.kubernetes.io') || k.split('/')[0].endsWith('.k8s.io') || k.split('/')[0].endsWith('.opsnorth.io'))))",message="podMetadata.annotations: keys in the kubernetes.io, k8s.io and opsnorth.io prefixes are reserved"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, size(k) <= 317 && size(self[k]) <= 8192)",message="podMetadata.annotations: keys at most 317 and values at most 8192 characters"
+	Annotations map[string]string `json:"annotations,omitempty"`
+}
+
+// SecretEnvVar is one environment variable read from a Secret key.
+type SecretEnvVar struct {
+	// Name of the environment variable.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=128
+	// +kubebuilder:validation:Pattern=`^[A-Za-z_][A-Za-z0-9_]*$`
+	// +kubebuilder:validation:XValidation:rule="!self.upperAscii().matches('^(LD_|DYLD_|BASH_FUNC_|KUBERNETES_|MALLOC_)|^(GLIBC_TUNABLES|(HTTPS?|ALL|NO|FTP|GRPC)_PROXY|SSL_CERT_(FILE|DIR)|REQUESTS_CA_BUNDLE|CURL_CA_BUNDLE|NODE_EXTRA_CA_CERTS|NODE_TLS_REJECT_UNAUTHORIZED|PYTHONHTTPSVERIFY|HOSTALIASES|LOCALDOMAIN|RES_OPTIONS|RESOLV_HOST_CONF|PATH|PYTHON(PATH|HOME|STARTUP)|PERL5LIB|PERL5OPT|PERLLIB|RUBYLIB|RUBYOPT|NODE_(OPTIONS|PATH)|JAVA_TOOL_OPTIONS|_JAVA_OPTIONS|JDK_JAVA_OPTIONS|CLASSPATH|GODEBUG|GCONV_PATH|NLSPATH|LOCPATH|BASH_ENV|ENV|SHELLOPTS|BASHOPTS|PS4|IFS)$')",messageExpression="'env name ' + self + ' is refused: it changes how the agent loads code, resolves names, trusts certificates or routes traffic'"
+	Name string `json:"name"`
+	// ValueFrom names the Secret key.
+	ValueFrom SecretEnvSource `json:"valueFrom"`
+}
+
+// SecretEnvSource is where a SecretEnvVar's value comes from.
+type SecretEnvSource struct {
+	// SecretKeyRef selects a key of a Secret in the task's namespace.
+	SecretKeyRef SecretKeyReference `json:"secretKeyRef"`
+}
+
+// SecretEnvFromSource makes every key of a Secret an environment variable.
+type SecretEnvFromSource struct {
+	// Prefix is put before every key.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:Pattern=`^[A-Za-z_][A-Za-z0-9_]*$`
+	Prefix string `json:"prefix,omitempty"`
+	// SecretRef names the Secret, in the task's namespace.
+	SecretRef SecretNameReference `json:"secretRef"`
+}
+
+// SecretNameReference names a Secret in the object's own namespace.
+type SecretNameReference struct {
+	// Name of the Secret.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	Name string `json:"name"`
+}
