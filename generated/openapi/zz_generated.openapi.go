@@ -19100,6 +19100,13 @@ func schema_scheduler_apis_scheduler_v1alpha1_AgentTaskSpec(ref common.Reference
 							Format:      "int32",
 						},
 					},
+					"ttlSecondsAfterSettled": {
+						SchemaProps: spec.SchemaProps{
+							Description: "TTLSecondsAfterSettled is how long the task is kept once it is settled (ended, and its webhook delivered or given up), counted from its completionTime: then the tasks manager deletes it, and its Job and pod with it. 0 deletes it as soon as it is settled. Defaults to the manager's --default-task-ttl-seconds-after-settled (by default the task is kept). A Workflow's step tasks go with their Workflow instead.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
 					"env": {
 						VendorExtensible: spec.VendorExtensible{
 							Extensions: spec.Extensions{
@@ -21048,6 +21055,13 @@ func schema_scheduler_apis_scheduler_v1alpha1_WorkflowSpec(ref common.ReferenceC
 						SchemaProps: spec.SchemaProps{
 							Description: "WebhookSecretRef names a Secret key whose value signs the completion webhook the Standard Webhooks way (https://www.standardwebhooks.com): webhook-signature is \"v1,\" and the base64 of HMAC-SHA256 over \"<webhook-id>.<webhook-timestamp>.<body>\". A value starting with \"whsec_\" holds the key base64-encoded after that prefix; any other value is the key as is. Without it the webhook is sent unsigned.",
 							Ref:         ref("opsnorth.io/scheduler/apis/scheduler/v1alpha1.SecretKeyReference"),
+						},
+					},
+					"ttlSecondsAfterFinished": {
+						SchemaProps: spec.SchemaProps{
+							Description: "TTLSecondsAfterFinished is how long the workflow is kept once it finished (and its webhook was delivered or given up), counted from its completionTime: then the workflows manager deletes it, and its step tasks with it. 0 deletes it as soon as it is settled. Defaults to the manager's --default-workflow-ttl-seconds-after-finished (by default the workflow is kept).",
+							Type:        []string{"integer"},
+							Format:      "int32",
 						},
 					},
 				},

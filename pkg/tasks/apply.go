@@ -36,6 +36,9 @@ func (r *Reconciler) applyStatus(ctx context.Context, task *v1alpha1.AgentTask, 
 	}
 	trimmed, _ := trimTask(updated.DeepCopy())
 	r.written.Store(types.NamespacedName{Namespace: task.Namespace, Name: task.Name}, task.ResourceVersion, trimmed.(*v1alpha1.AgentTask))
+	if updated.Status.Settled && r.retention != nil {
+		r.retention.schedule(updated)
+	}
 	return updated, nil
 }
 

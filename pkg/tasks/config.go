@@ -24,6 +24,9 @@ type Config struct {
 	// DefaultStartTimeout is how long a task whose spec sets no
 	// startTimeoutSeconds may wait for its agent to start; 0 for ever.
 	DefaultStartTimeout time.Duration
+	// DefaultTaskTTLSecondsAfterSettled is how long a settled task without
+	// a ttlSecondsAfterSettled of its own is kept; negative keeps it.
+	DefaultTaskTTLSecondsAfterSettled int32
 	// PodDefaults, when set, is the placement of every agent pod that its
 	// task does not set, and with Enforce what a task may not override.
 	PodDefaults *PodDefaults
@@ -32,9 +35,10 @@ type Config struct {
 // DefaultConfig returns the defaults of the manager's flags.
 func DefaultConfig() Config {
 	return Config{
-		DefaultTTLSecondsAfterFinished: 3600,
-		Webhook:                        webhook.DefaultConfig("opsnorth-scheduler-tasks"),
-		PendingStatusDelay:             3 * time.Second,
-		DefaultStartTimeout:            10 * time.Minute,
+		DefaultTTLSecondsAfterFinished:    3600,
+		Webhook:                           webhook.DefaultConfig("opsnorth-scheduler-tasks"),
+		PendingStatusDelay:                3 * time.Second,
+		DefaultStartTimeout:               10 * time.Minute,
+		DefaultTaskTTLSecondsAfterSettled: -1,
 	}
 }

@@ -49,6 +49,8 @@ type Reconciler struct {
 	finished          *finishedPods
 	// written is the last status write per task, until the cache has it.
 	written manager.LastWrites[*v1alpha1.AgentTask]
+	// retention deletes settled tasks at the end of their TTL.
+	retention *collector
 	// stops are the Jobs stopJob failed to delete, by key, with their UIDs.
 	stops      sync.Map
 	cfg        Config
@@ -81,6 +83,10 @@ func Setup(ctx context.Context, d *manager.Deps, cfg Config) error {
 	})
 	if err := mgr.Add(r.deliveries); err != nil {
 		return fmt.Errorf("add webhook delivery service: %w", err)
+	}
+	r.retention = newCollector(d.Clientset, d.Informers.Namespaces(), cfg.DefaultTaskTTLSecondsAfterSettled, r.now)
+	if err := mgr.Add(r.retention); err != nil {
+		return fmt.Errorf("add retention: %w", err)
 	}
 	if r.bindings, err = tenancy.NewBindings(d.Kube); err != nil {
 		return err

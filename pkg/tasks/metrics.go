@@ -56,6 +56,11 @@ var (
 			"(the Job controller's latency), once per task, by namespace.",
 		Buckets: []float64{0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300},
 	}, []string{"namespace"})
+	// CollectedTotal counts settled tasks deleted at the end of their TTL.
+	CollectedTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "opsnorth_agenttasks_collected_total",
+		Help: "Settled AgentTasks deleted at the end of their TTL (ttlSecondsAfterSettled), by namespace.",
+	}, []string{"namespace"})
 	// ErrorsTotal counts failures by the step that failed.
 	ErrorsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "opsnorth_agenttask_errors_total",
@@ -70,7 +75,7 @@ var phaseMetrics = manager.NewPhaseMetrics[*scope](ControllerName, manager.Phase
 
 // registerMetrics adds the metrics to controller-runtime's registry, once per process.
 var registerMetrics = manager.MetricsRegistrar(StartupDuration, CreatedTotal, CompletedTotal,
-	PhaseTransitionsTotal, JobCreationDuration, PodCreationDuration, ErrorsTotal)
+	PhaseTransitionsTotal, JobCreationDuration, PodCreationDuration, CollectedTotal, ErrorsTotal)
 
 // phaseLabel is a phase's metric label; the empty phase of a new task is "None".
 func phaseLabel(p v1alpha1.TaskPhase) string {

@@ -27,6 +27,8 @@ type Options struct {
 	PendingStatusDelay time.Duration
 	// DefaultStartTimeout bounds a task's wait for its agent to start; see Config.
 	DefaultStartTimeout time.Duration
+	// DefaultTaskTTLSecondsAfterSettled keeps settled tasks this long; see Config.
+	DefaultTaskTTLSecondsAfterSettled int32
 	// PodDefaultsFile is a YAML PodDefaults file; empty for none.
 	PodDefaultsFile string
 }
@@ -46,11 +48,13 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"How long a new task's Pending status waits for its pod to run after the Job is created; a task whose pod runs within it goes straight to Running, one status write less. 0 writes Pending at once.")
 	fs.DurationVar(&o.DefaultStartTimeout, "default-start-timeout", def.DefaultStartTimeout,
 		"How long a task may wait for its agent to start (its pod created, scheduled, its image pulled) unless it sets startTimeoutSeconds; then it fails with the last cause as its reason. 0 waits for ever.")
+	fs.Int32Var(&o.DefaultTaskTTLSecondsAfterSettled, "default-task-ttl-seconds-after-settled", def.DefaultTaskTTLSecondsAfterSettled,
+		"Seconds a settled AgentTask (ended, webhook delivered or given up) is kept after its completionTime before it is deleted with its Job, unless it sets ttlSecondsAfterSettled. Negative (the default) keeps it; a Workflow's step tasks go with their Workflow.")
 	fs.StringVar(&o.PodDefaultsFile, "pod-defaults", "",
 		"YAML file of placement every agent pod gets unless its task sets its own: nodeSelector, tolerations, affinity, priorityClassName, runtimeClassName, podMetadata (labels, annotations); with 'enforce: true' tasks may not override what it sets (reason PodDefaultsEnforced).")
 	manager.BindEnvs(fs,
 		"task-namespace", "allow-privileged-tasks", "default-ttl-seconds-after-finished",
-		"pending-status-delay", "default-start-timeout", "pod-defaults")
+		"pending-status-delay", "default-start-timeout", "default-task-ttl-seconds-after-settled", "pod-defaults")
 }
 
 // Validate checks the tasks flags; each error names its flag.
@@ -84,6 +88,7 @@ func (o *Options) Config() (Config, error) {
 	cfg.DefaultTTLSecondsAfterFinished = o.DefaultTTLSecondsAfterFinished
 	cfg.PendingStatusDelay = o.PendingStatusDelay
 	cfg.DefaultStartTimeout = o.DefaultStartTimeout
+	cfg.DefaultTaskTTLSecondsAfterSettled = o.DefaultTaskTTLSecondsAfterSettled
 	cfg.Webhook = hooks
 	if o.PodDefaultsFile != "" {
 		if cfg.PodDefaults, err = LoadPodDefaults(o.PodDefaultsFile); err != nil {
@@ -110,6 +115,7 @@ func component(o *Options) manager.Component {
 				"allowPrivilegedTasks", o.AllowPrivilegedTasks,
 				"defaultTTLSecondsAfterFinished", o.DefaultTTLSecondsAfterFinished,
 				"defaultStartTimeout", o.DefaultStartTimeout,
+				"defaultTaskTTLSecondsAfterSettled", o.DefaultTaskTTLSecondsAfterSettled,
 				"podDefaults", o.PodDefaultsFile)
 		},
 		Setup: manager.SetupWith(o.Config, Setup),

@@ -2,6 +2,8 @@ package tasks
 
 import (
 	"net/netip"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -29,6 +31,7 @@ func TestComponent(t *testing.T) {
 var tasksEnv = []string{
 	"ALLOW_PRIVILEGED_TASKS", "WEBHOOK_ALLOWED_CIDRS", "WEBHOOK_TIMEOUT", "WEBHOOK_MAX_ATTEMPTS",
 	"WEBHOOK_RETRY_BASE_DELAY", "WEBHOOK_RETRY_MAX_DELAY", "DEFAULT_TTL_SECONDS_AFTER_FINISHED",
+	"DEFAULT_TASK_TTL_SECONDS_AFTER_SETTLED", "POD_DEFAULTS",
 }
 
 func TestTaskFlags(t *testing.T) {
@@ -50,7 +53,17 @@ func TestTaskFlags(t *testing.T) {
 			assert.Equal(t, "opsnorth-scheduler-tasks/"+manager.Version(), cfg.Webhook.UserAgent)
 			assert.Equal(t, int32(3600), cfg.DefaultTTLSecondsAfterFinished)
 			assert.Equal(t, defaults.Webhook.Policy, cfg.Webhook.Policy)
+			assert.Equal(t, int32(-1), cfg.DefaultTaskTTLSecondsAfterSettled, "settled tasks are kept")
+			assert.Nil(t, cfg.PodDefaults)
 		}},
+		{name: "retention and pod defaults", env: map[string]string{"DEFAULT_TASK_TTL_SECONDS_AFTER_SETTLED": "86400"},
+			args: []string{"--pod-defaults=" + podDefaultsFile(t, "runtimeClassName: gvisor\nenforce: true\n")},
+			check: func(t *testing.T, cfg Config) {
+				assert.Equal(t, int32(86400), cfg.DefaultTaskTTLSecondsAfterSettled)
+				assert.Equal(t, &PodDefaults{RuntimeClassName: "gvisor", Enforce: true}, cfg.PodDefaults)
+			}},
+		{name: "pod defaults unreadable", args: []string{"--pod-defaults=/nonexistent/pod-defaults.yaml"}, wantErr: "--pod-defaults: open /nonexistent/pod-defaults.yaml"},
+		{name: "pod defaults with a typo", args: []string{"--pod-defaults=" + podDefaultsFile(t, "runtimeclass: gvisor\n")}, wantErr: `unknown field "runtimeclass"`},
 		{name: "flags", args: []string{
 			"--allow-privileged-tasks", "--webhook-allowed-cidrs=127.0.0.1,10.0.0.0/8", "--webhook-timeout=3s",
 			"--webhook-max-attempts=2", "--webhook-retry-base-delay=1s", "--webhook-retry-max-delay=4s",
@@ -100,6 +113,12 @@ func TestTaskFlags(t *testing.T) {
 	}
 }
 
+func podDefaultsFile(t *testing.T, content string) string {
+	path := filepath.Join(t.TempDir(), "pod-defaults.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(content), 0o600))
+	return path
+}
+
 func TestHelp(t *testing.T) {
 	help := testkit.HelpText(t, NewComponent())
 	for _, want := range []string{
@@ -108,6 +127,7 @@ func TestHelp(t *testing.T) {
 		"--allow-privileged-tasks", "(env ALLOW_PRIVILEGED_TASKS)", "--webhook-allowed-cidrs", "(env WEBHOOK_ALLOWED_CIDRS)",
 		"--webhook-timeout", "(default 10s)", "--webhook-max-attempts", "(default 8)",
 		"--default-ttl-seconds-after-finished", "(default 3600)",
+		"--default-task-ttl-seconds-after-settled", "(env DEFAULT_TASK_TTL_SECONDS_AFTER_SETTLED)", "--pod-defaults", "(env POD_DEFAULTS)",
 	} {
 		assert.Contains(t, help, want)
 	}

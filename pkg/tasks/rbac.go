@@ -7,7 +7,8 @@ package tasks
 // Role (a copy of it) in each of them, never a ClusterRole.
 //
 // AgentTasks are read through informers and only their status is written
-// (server-side apply = patch). Setting blockOwnerDeletion on a Job's owner
+// (server-side apply = patch); a settled task is deleted at the end of its
+// TTL (retention), read once before. Setting blockOwnerDeletion on a Job's owner
 // reference needs update on agenttasks/finalizers. Jobs are created once and
 // never updated; one is deleted only when its task ended before the agent
 // started (stopJob); otherwise the garbage collector and the Job TTL remove
@@ -21,7 +22,7 @@ package tasks
 // watched (their tenant label only) to refuse a task whose namespace is
 // bound to another user.
 //
-// +kubebuilder:rbac:namespace=agent-tasks,groups=scheduler.opsnorth.io,resources=agenttasks,verbs=get;list;watch
+// +kubebuilder:rbac:namespace=agent-tasks,groups=scheduler.opsnorth.io,resources=agenttasks,verbs=get;list;watch;delete
 // +kubebuilder:rbac:namespace=agent-tasks,groups=scheduler.opsnorth.io,resources=agenttasks/status,verbs=get;patch
 // +kubebuilder:rbac:namespace=agent-tasks,groups=scheduler.opsnorth.io,resources=agenttasks/finalizers,verbs=update
 // +kubebuilder:rbac:namespace=agent-tasks,groups=batch,resources=jobs,verbs=get;list;watch;create;delete

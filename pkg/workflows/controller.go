@@ -50,6 +50,9 @@ type Reconciler struct {
 	// made on the written object (the API server's answer) instead of the
 	// stale cached one. This is what keeps a step hop to one write.
 	written manager.LastWrites[*v1alpha1.Workflow]
+	// defaultTTL keeps finished workflows without a TTL of their own this
+	// long; negative keeps them.
+	defaultTTL int32
 	// created holds the tasks this manager created that its cache may not
 	// hold yet, by namespace/name, until the cache has them or they are deleted.
 	created sync.Map
@@ -163,7 +166,8 @@ func (r *Reconciler) webhookCondition(_ context.Context, s *scope) (bool, error)
 }
 
 // finished handles a workflow whose terminal status is stored: no step task
-// may still run, and the completion webhook is scheduled while it is due.
+// may still run, the completion webhook is scheduled while it is due, and
+// the workflow is deleted at the end of its TTL.
 func (r *Reconciler) finished(ctx context.Context, wf *v1alpha1.Workflow) (ctrl.Result, error) {
 	tasks, err := r.ownedTasks(wf)
 	if err != nil {
@@ -176,7 +180,8 @@ func (r *Reconciler) finished(ctx context.Context, wf *v1alpha1.Workflow) (ctrl.
 		// Delivered on the service's own pool, never on this worker.
 		r.deliveries.Schedule(types.NamespacedName{Namespace: wf.Namespace, Name: wf.Name}, wf.Spec.WebhookURL, wf.Status.Webhook)
 	}
-	return ctrl.Result{}, nil
+	wait, err := r.collect(ctx, wf)
+	return ctrl.Result{RequeueAfter: wait}, err
 }
 
 // latest returns the newest known version of wf: the cached one, unless the

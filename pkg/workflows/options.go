@@ -14,6 +14,8 @@ type Options struct {
 	WorkflowNamespaces manager.Namespaces
 	// Webhook are the completion-webhook settings.
 	Webhook webhook.Flags
+	// DefaultTTLSecondsAfterFinished keeps finished workflows; see Config.
+	DefaultTTLSecondsAfterFinished int32
 }
 
 // AddFlags registers the workflows flags on fs, setting o to their defaults.
@@ -21,7 +23,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.WorkflowNamespaces = manager.Namespaces{"agent-tasks"}
 	fs.Var(&o.WorkflowNamespaces, "workflow-namespace",
 		"Comma-separated namespaces whose Workflows are reconciled; empty means all namespaces.")
-	manager.BindEnvs(fs, "workflow-namespace")
+	fs.Int32Var(&o.DefaultTTLSecondsAfterFinished, "default-workflow-ttl-seconds-after-finished", -1,
+		"Seconds a finished Workflow (webhook delivered or given up) is kept after its completionTime before it is deleted with its step tasks, unless it sets ttlSecondsAfterFinished. Negative (the default) keeps it.")
+	manager.BindEnvs(fs, "workflow-namespace", "default-workflow-ttl-seconds-after-finished")
 	o.Webhook.AddFlags(fs)
 }
 
@@ -36,7 +40,7 @@ func (o *Options) Config() (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
-	return Config{Webhook: hooks, Budget: DefaultBudget}, nil
+	return Config{Webhook: hooks, Budget: DefaultBudget, DefaultTTLSecondsAfterFinished: o.DefaultTTLSecondsAfterFinished}, nil
 }
 
 // NewComponent declares the workflows manager for manager.NewCommand: its
@@ -51,7 +55,9 @@ func component(o *Options) manager.Component {
 		AddFlags:         o.AddFlags,
 		Validate:         o.Validate,
 		Namespaces:       func() manager.Namespaces { return o.WorkflowNamespaces },
-		LogValues:        o.Webhook.LogValues,
-		Setup:            manager.SetupWith(o.Config, Setup),
+		LogValues: func() []any {
+			return append(o.Webhook.LogValues(), "defaultWorkflowTTLSecondsAfterFinished", o.DefaultTTLSecondsAfterFinished)
+		},
+		Setup: manager.SetupWith(o.Config, Setup),
 	}
 }

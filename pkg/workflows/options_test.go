@@ -38,7 +38,7 @@ func TestWebhookFlags(t *testing.T) {
 		{
 			name: "defaults",
 			want: Config{
-				Budget: DefaultBudget,
+				Budget: DefaultBudget, DefaultTTLSecondsAfterFinished: -1,
 				Webhook: webhook.Config{
 					Guard: webhook.Guard{Allowed: []netip.Prefix{}}, Timeout: 10 * time.Second, Policy: webhook.DefaultPolicy,
 					Workers: 16, MaxPerHost: 4, UserAgent: "opsnorth-scheduler-workflows/" + manager.Version(),
@@ -47,10 +47,10 @@ func TestWebhookFlags(t *testing.T) {
 		},
 		{
 			name: "flags and env",
-			env:  map[string]string{"WEBHOOK_ALLOWED_CIDRS": "127.0.0.1,10.0.0.0/8", "WEBHOOK_MAX_ATTEMPTS": "3"},
+			env:  map[string]string{"WEBHOOK_ALLOWED_CIDRS": "127.0.0.1,10.0.0.0/8", "WEBHOOK_MAX_ATTEMPTS": "3", "DEFAULT_WORKFLOW_TTL_SECONDS_AFTER_FINISHED": "600"},
 			args: []string{"--webhook-timeout=2s", "--webhook-retry-base-delay=1s", "--webhook-retry-max-delay=4s"},
 			want: Config{
-				Budget: DefaultBudget,
+				Budget: DefaultBudget, DefaultTTLSecondsAfterFinished: 600,
 				Webhook: webhook.Config{
 					Guard:   webhook.Guard{Allowed: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32"), netip.MustParsePrefix("10.0.0.0/8")}},
 					Timeout: 2 * time.Second, Policy: webhook.Policy{MaxAttempts: 3, BaseDelay: time.Second, MaxDelay: 4 * time.Second},
@@ -65,7 +65,7 @@ func TestWebhookFlags(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			testkit.UnsetEnv(t, "WEBHOOK_ALLOWED_CIDRS", "WEBHOOK_MAX_ATTEMPTS", "WEBHOOK_TIMEOUT")
+			testkit.UnsetEnv(t, "WEBHOOK_ALLOWED_CIDRS", "WEBHOOK_MAX_ATTEMPTS", "WEBHOOK_TIMEOUT", "DEFAULT_WORKFLOW_TTL_SECONDS_AFTER_FINISHED")
 			for k, v := range tt.env {
 				t.Setenv(k, v)
 			}
@@ -85,6 +85,7 @@ func TestHelp(t *testing.T) {
 	for _, want := range []string{
 		"--workflow-namespace", "(env WORKFLOW_NAMESPACE)", "(default agent-tasks)",
 		"--kube-api-qps", "(env KUBE_API_QPS)", "--leader-elect", "--version",
+		"--default-workflow-ttl-seconds-after-finished", "(env DEFAULT_WORKFLOW_TTL_SECONDS_AFTER_FINISHED)", "(default -1)",
 	} {
 		assert.Contains(t, help, want)
 	}

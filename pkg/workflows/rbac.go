@@ -5,7 +5,8 @@ package workflows
 // All but the namespace watch is a Role in agent-tasks, bound in each
 // namespace the manager watches; nothing it writes is cluster-wide.
 //
-// Workflows: read through informers, status written with server-side apply.
+// Workflows: read through informers, status written with server-side apply,
+// deleted at the end of their TTL (retention.go).
 // AgentTasks: one per step attempt, created, watched and deleted when a
 // workflow fails or times out. Secrets: a direct get of the webhook signing
 // key (never cached). Namespaces: their tenant label only, to refuse a
@@ -15,7 +16,7 @@ package workflows
 // runs (OpenShift; the local cluster and the test control plane). In its own
 // namespace: the step key (provenance.go), read by name and created once.
 //
-// +kubebuilder:rbac:namespace=agent-tasks,groups=scheduler.opsnorth.io,resources=workflows,verbs=get;list;watch
+// +kubebuilder:rbac:namespace=agent-tasks,groups=scheduler.opsnorth.io,resources=workflows,verbs=get;list;watch;delete
 // +kubebuilder:rbac:namespace=agent-tasks,groups=scheduler.opsnorth.io,resources=workflows/status,verbs=patch
 // +kubebuilder:rbac:namespace=agent-tasks,groups=scheduler.opsnorth.io,resources=workflows/finalizers,verbs=update
 // +kubebuilder:rbac:namespace=agent-tasks,groups=scheduler.opsnorth.io,resources=agenttasks,verbs=get;list;watch;create;delete

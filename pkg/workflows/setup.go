@@ -31,6 +31,9 @@ type Config struct {
 	Webhook webhook.Config
 	// Budget bounds stored step outputs; zero means DefaultBudget.
 	Budget Budget
+	// DefaultTTLSecondsAfterFinished keeps a finished workflow without a
+	// ttlSecondsAfterFinished of its own this long; negative keeps it.
+	DefaultTTLSecondsAfterFinished int32
 }
 
 // Setup registers the Workflow controller with deps.Manager. Workflows and
@@ -54,6 +57,7 @@ func Setup(ctx context.Context, deps *manager.Deps, cfg Config) error {
 		recorder:   deps.Manager.GetEventRecorder(deps.FieldOwner),
 		fieldOwner: deps.FieldOwner,
 		budget:     cfg.Budget,
+		defaultTTL: cfg.DefaultTTLSecondsAfterFinished,
 		now:        time.Now,
 		hops:       newHopTracker(),
 	}

@@ -80,6 +80,16 @@ type WorkflowSpec struct {
 	// value is the key as is. Without it the webhook is sent unsigned.
 	// +optional
 	WebhookSecretRef *SecretKeyReference `json:"webhookSecretRef,omitempty"`
+	// TTLSecondsAfterFinished is how long the workflow is kept once it
+	// finished (and its webhook was delivered or given up), counted from its
+	// completionTime: then the workflows manager deletes it, and its step
+	// tasks with it. 0 deletes it as soon as it is settled. Defaults to the
+	// manager's --default-workflow-ttl-seconds-after-finished (by default
+	// the workflow is kept).
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=31536000
+	TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished,omitempty"`
 }
 
 // WorkflowStep is one agent run of a workflow.

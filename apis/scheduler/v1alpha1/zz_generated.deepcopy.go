@@ -189,6 +189,11 @@ func (in *AgentTaskSpec) DeepCopyInto(out *AgentTaskSpec) {
 		*out = new(int32)
 		**out = **in
 	}
+	if in.TTLSecondsAfterSettled != nil {
+		in, out := &in.TTLSecondsAfterSettled, &out.TTLSecondsAfterSettled
+		*out = new(int32)
+		**out = **in
+	}
 	in.AgentPod.DeepCopyInto(&out.AgentPod)
 	return
 }
@@ -1171,6 +1176,11 @@ func (in *WorkflowSpec) DeepCopyInto(out *WorkflowSpec) {
 	if in.WebhookSecretRef != nil {
 		in, out := &in.WebhookSecretRef, &out.WebhookSecretRef
 		*out = new(SecretKeyReference)
+		**out = **in
+	}
+	if in.TTLSecondsAfterFinished != nil {
+		in, out := &in.TTLSecondsAfterFinished, &out.TTLSecondsAfterFinished
+		*out = new(int32)
 		**out = **in
 	}
 	return

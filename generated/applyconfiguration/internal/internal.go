@@ -1089,6 +1089,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: ttlSecondsAfterFinished
       type:
         scalar: numeric
+    - name: ttlSecondsAfterSettled
+      type:
+        scalar: numeric
     - name: userId
       type:
         scalar: string
@@ -1717,6 +1720,9 @@ var schemaYAML = typed.YAMLObject(`types:
           keys:
           - name
     - name: timeoutSeconds
+      type:
+        scalar: numeric
+    - name: ttlSecondsAfterFinished
       type:
         scalar: numeric
     - name: userId

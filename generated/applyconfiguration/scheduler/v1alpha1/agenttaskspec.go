@@ -87,6 +87,13 @@ type AgentTaskSpecApplyConfiguration struct {
 	// before they are garbage collected. The AgentTask itself stays. Defaults to
 	// the manager's setting (3600).
 	TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished,omitempty"`
+	// TTLSecondsAfterSettled is how long the task is kept once it is settled
+	// (ended, and its webhook delivered or given up), counted from its
+	// completionTime: then the tasks manager deletes it, and its Job and pod
+	// with it. 0 deletes it as soon as it is settled. Defaults to the
+	// manager's --default-task-ttl-seconds-after-settled (by default the task
+	// is kept). A Workflow's step tasks go with their Workflow instead.
+	TTLSecondsAfterSettled *int32 `json:"ttlSecondsAfterSettled,omitempty"`
 	// AgentPod holds the pod's placement and secret environment.
 	AgentPodApplyConfiguration `json:""`
 	// Cancel, set to true, stops the task: a task that has not ended ends
@@ -216,6 +223,14 @@ func (b *AgentTaskSpecApplyConfiguration) WithImagePullSecrets(values ...string)
 // If called multiple times, the TTLSecondsAfterFinished field is set to the value of the last call.
 func (b *AgentTaskSpecApplyConfiguration) WithTTLSecondsAfterFinished(value int32) *AgentTaskSpecApplyConfiguration {
 	b.TTLSecondsAfterFinished = &value
+	return b
+}
+
+// WithTTLSecondsAfterSettled sets the TTLSecondsAfterSettled field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the TTLSecondsAfterSettled field is set to the value of the last call.
+func (b *AgentTaskSpecApplyConfiguration) WithTTLSecondsAfterSettled(value int32) *AgentTaskSpecApplyConfiguration {
+	b.TTLSecondsAfterSettled = &value
 	return b
 }
 

@@ -44,6 +44,13 @@ type WorkflowSpecApplyConfiguration struct {
 	// "whsec_" holds the key base64-encoded after that prefix; any other
 	// value is the key as is. Without it the webhook is sent unsigned.
 	WebhookSecretRef *SecretKeyReferenceApplyConfiguration `json:"webhookSecretRef,omitempty"`
+	// TTLSecondsAfterFinished is how long the workflow is kept once it
+	// finished (and its webhook was delivered or given up), counted from its
+	// completionTime: then the workflows manager deletes it, and its step
+	// tasks with it. 0 deletes it as soon as it is settled. Defaults to the
+	// manager's --default-workflow-ttl-seconds-after-finished (by default
+	// the workflow is kept).
+	TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished,omitempty"`
 }
 
 // WorkflowSpecApplyConfiguration constructs a declarative configuration of the WorkflowSpec type for use with
@@ -108,5 +115,13 @@ func (b *WorkflowSpecApplyConfiguration) WithWebhookURL(value string) *WorkflowS
 // If called multiple times, the WebhookSecretRef field is set to the value of the last call.
 func (b *WorkflowSpecApplyConfiguration) WithWebhookSecretRef(value *SecretKeyReferenceApplyConfiguration) *WorkflowSpecApplyConfiguration {
 	b.WebhookSecretRef = value
+	return b
+}
+
+// WithTTLSecondsAfterFinished sets the TTLSecondsAfterFinished field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the TTLSecondsAfterFinished field is set to the value of the last call.
+func (b *WorkflowSpecApplyConfiguration) WithTTLSecondsAfterFinished(value int32) *WorkflowSpecApplyConfiguration {
+	b.TTLSecondsAfterFinished = &value
 	return b
 }
