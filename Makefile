@@ -65,6 +65,10 @@ controlplane: ## Build (once per machine) the cached control-plane binaries.
 helm: ## Build (once per machine) the cached helm binary the chart's e2e test installs with; prints its path.
 	scripts/helm.sh build
 
+.PHONY: kueue
+kueue: ## Build (once per machine) the cached Kueue manager and its CRDs, for the tests that run the real Kueue; prints its path.
+	scripts/kueue.sh build
+
 .PHONY: test
 test: ## Unit and integration tests (builds the control plane on first use), the Helm chart's (test/helm) included.
 	assets="$$(scripts/controlplane.sh build envtest)"; \
@@ -89,8 +93,9 @@ run: ## Run the local cluster (etcd, apiserver, controllers, scheduler, kwok nod
 .PHONY: test-e2e
 # Each package starts its own local cluster: -p 1 runs them one after the
 # other (-timeout is per package).
-test-e2e: ## End-to-end tests on the local cluster (test/e2e), with the real Job, Deployment and garbage-collector controllers, and the install tests (test/install).
+test-e2e: ## End-to-end tests on the local cluster (test/e2e), with the real Job, Deployment and garbage-collector controllers and Kueue, and the install tests (test/install).
 	scripts/controlplane.sh build all >/dev/null
+	scripts/kueue.sh build >/dev/null
 	go test -tags e2e -count=1 -p 1 -timeout 20m ./test/e2e/ ./test/install/
 
 .PHONY: chaos

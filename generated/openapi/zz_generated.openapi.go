@@ -18773,7 +18773,7 @@ func schema_scheduler_apis_scheduler_v1alpha1_AgentPod(ref common.ReferenceCallb
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "EnvFrom makes every key of a Secret an environment variable, in the shape of a container's envFrom with secretRef, optionally with a prefix. The same Secrets can be read as through env; each resulting name must follow the rules of input keys or the task does not start (reason SecretKeyRefused).",
+							Description: "EnvFrom makes every key of a Secret an environment variable, in the shape of a container's envFrom with secretRef, optionally with a prefix. The same Secrets can be read as through env; each resulting name must follow the rules of input keys and not repeat an input key or env name, or the task does not start (reason SecretKeyRefused, until the Secret is fixed or the start timeout passes). The keys are checked when the Job is created.",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
@@ -18841,6 +18841,13 @@ func schema_scheduler_apis_scheduler_v1alpha1_AgentPod(ref common.ReferenceCallb
 						SchemaProps: spec.SchemaProps{
 							Description: "PodMetadata are labels and annotations added to the agent's pod, for the platform's own tools.",
 							Ref:         ref("opsnorth.io/scheduler/apis/scheduler/v1alpha1.PodMetadata"),
+						},
+					},
+					"queueName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "QueueName is the Kueue LocalQueue (in the task's namespace) that admits the agent: its Job is created suspended with the kueue.x-k8s.io/queue-name label, and while Kueue holds it the task is Pending with reason Queued. The start timeout counts from admission.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 				},
@@ -19135,7 +19142,7 @@ func schema_scheduler_apis_scheduler_v1alpha1_AgentTaskSpec(ref common.Reference
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "EnvFrom makes every key of a Secret an environment variable, in the shape of a container's envFrom with secretRef, optionally with a prefix. The same Secrets can be read as through env; each resulting name must follow the rules of input keys or the task does not start (reason SecretKeyRefused).",
+							Description: "EnvFrom makes every key of a Secret an environment variable, in the shape of a container's envFrom with secretRef, optionally with a prefix. The same Secrets can be read as through env; each resulting name must follow the rules of input keys and not repeat an input key or env name, or the task does not start (reason SecretKeyRefused, until the Secret is fixed or the start timeout passes). The keys are checked when the Job is created.",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
@@ -19203,6 +19210,13 @@ func schema_scheduler_apis_scheduler_v1alpha1_AgentTaskSpec(ref common.Reference
 						SchemaProps: spec.SchemaProps{
 							Description: "PodMetadata are labels and annotations added to the agent's pod, for the platform's own tools.",
 							Ref:         ref("opsnorth.io/scheduler/apis/scheduler/v1alpha1.PodMetadata"),
+						},
+					},
+					"queueName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "QueueName is the Kueue LocalQueue (in the task's namespace) that admits the agent: its Job is created suspended with the kueue.x-k8s.io/queue-name label, and while Kueue holds it the task is Pending with reason Queued. The start timeout counts from admission.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 					"cancel": {
@@ -19285,7 +19299,7 @@ func schema_scheduler_apis_scheduler_v1alpha1_AgentTaskStatus(ref common.Referen
 					},
 					"reason": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Reason is a CamelCase word for why the task ended, e.g. Completed, Error, DeadlineExceeded, PodDeleted, or, while Pending, for what keeps its agent from starting, e.g. Unschedulable, ImagePullBackOff, ServiceAccountNotFound, QuotaExceeded.",
+							Description: "Reason is a CamelCase word for why the task ended, e.g. Completed, Error, DeadlineExceeded, PodDeleted, or, while Pending, for what keeps its agent from starting, e.g. Unschedulable, ImagePullBackOff, ServiceAccountNotFound, QuotaExceeded, Queued (waiting in its Kueue LocalQueue).",
 							Type:        []string{"string"},
 							Format:      "",
 						},
@@ -21339,7 +21353,7 @@ func schema_scheduler_apis_scheduler_v1alpha1_WorkflowStep(ref common.ReferenceC
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "EnvFrom makes every key of a Secret an environment variable, in the shape of a container's envFrom with secretRef, optionally with a prefix. The same Secrets can be read as through env; each resulting name must follow the rules of input keys or the task does not start (reason SecretKeyRefused).",
+							Description: "EnvFrom makes every key of a Secret an environment variable, in the shape of a container's envFrom with secretRef, optionally with a prefix. The same Secrets can be read as through env; each resulting name must follow the rules of input keys and not repeat an input key or env name, or the task does not start (reason SecretKeyRefused, until the Secret is fixed or the start timeout passes). The keys are checked when the Job is created.",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
@@ -21407,6 +21421,13 @@ func schema_scheduler_apis_scheduler_v1alpha1_WorkflowStep(ref common.ReferenceC
 						SchemaProps: spec.SchemaProps{
 							Description: "PodMetadata are labels and annotations added to the agent's pod, for the platform's own tools.",
 							Ref:         ref("opsnorth.io/scheduler/apis/scheduler/v1alpha1.PodMetadata"),
+						},
+					},
+					"queueName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "QueueName is the Kueue LocalQueue (in the task's namespace) that admits the agent: its Job is created suspended with the kueue.x-k8s.io/queue-name label, and while Kueue holds it the task is Pending with reason Queued. The start timeout counts from admission.",
+							Type:        []string{"string"},
+							Format:      "",
 						},
 					},
 				},

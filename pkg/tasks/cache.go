@@ -90,6 +90,7 @@ func trimTask(obj any) (any, error) {
 		sp := task.Spec
 		task.Spec = v1alpha1.AgentTaskSpec{TaskID: sp.TaskID, UserID: sp.UserID, WebhookURL: sp.WebhookURL,
 			TimeoutSeconds: sp.TimeoutSeconds, StartTimeoutSeconds: sp.StartTimeoutSeconds, Cancel: sp.Cancel}
+		task.Spec.QueueName = sp.QueueName
 	}
 	internTask(task)
 	return task, nil
@@ -155,7 +156,7 @@ func trimJob(obj any) (any, error) {
 		return obj, nil
 	}
 	trimMeta(&job.ObjectMeta)
-	job.Spec = batchv1.JobSpec{ActiveDeadlineSeconds: job.Spec.ActiveDeadlineSeconds}
+	job.Spec = batchv1.JobSpec{ActiveDeadlineSeconds: job.Spec.ActiveDeadlineSeconds, Suspend: job.Spec.Suspend}
 	st := job.Status
 	job.Status = batchv1.JobStatus{
 		StartTime: st.StartTime, CompletionTime: st.CompletionTime,

@@ -34,4 +34,31 @@
 // once from the API server by name (the name the task recorded, or the
 // one the delete event carried), and remembers it until the task shows its
 // outcome (finishedPods).
+//
+// # Secret inputs
+//
+// A task's env reads single Secret keys and its envFrom whole Secrets
+// (optionally prefixed). The Job names them as valueFrom.secretKeyRef and
+// envFrom.secretRef, never optional, in the order given; the kubelet reads
+// the values. The manager never keeps one: no value is in the task, its
+// Job, its status, an Event, a log line or the webhook payload.
+//
+// Before the Job is created, every Secret env and envFrom name goes
+// through the checks of every object a task names (checkReferences): only
+// its metadata is read, and it must be labelled for the task's user or
+// for sharing, or the task fails (ReferenceNotAllowed, naming the field).
+// Then each such Secret is read once more, in full, uncached, only for its
+// key names (checkSecretKeys; the values are dropped at once). A key env
+// names that the Secret lacks (SecretKeyNotFound), or a key that envFrom
+// would turn into a name the rules of input keys refuse, or one the input
+// or env sets already (SecretKeyRefused), keeps the task Pending with the
+// reason and a message naming the field, the Secret and the key, as a
+// missing Secret does (SecretNotFound). All three can heal without a new
+// task, since whoever owns the Secret can fix it: the task looks again
+// every missingSecretPoll, and the start timeout fails it with the same
+// reason. The checks run until the Job exists, not after: a key env
+// reads that goes away later is the kubelet's to report
+// (CreateContainerConfigError, a start cause), and a key added to a Secret
+// that envFrom reads after that, before the container starts, reaches the
+// agent unchecked.
 package tasks

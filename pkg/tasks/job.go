@@ -15,6 +15,9 @@ import (
 	"opsnorth.io/scheduler/pkg/labelkeys"
 )
 
+// KueueQueueLabel names the Kueue LocalQueue of a task's Job.
+const KueueQueueLabel = "kueue.x-k8s.io/queue-name"
+
 // ContainerName is the name of the agent's container in the task's pod.
 const ContainerName = "agent"
 
@@ -56,6 +59,14 @@ func jobLabels(task *v1alpha1.AgentTask) map[string]string {
 func BuildJob(task *v1alpha1.AgentTask, cfg Config) *batchv1.Job {
 	lbls := jobLabels(task)
 	pod := withDefaults(task.Spec.AgentPod, cfg.PodDefaults)
+	jobLbls := lbls
+	var suspend *bool
+	if q := task.Spec.QueueName; q != "" {
+		// Kueue's own webhook would suspend it; the Job must not run a
+		// moment before admission even where that webhook is not installed.
+		jobLbls, suspend = maps.Clone(lbls), ptr.To(true)
+		jobLbls[KueueQueueLabel] = q
+	}
 	ttl := cfg.DefaultTTLSecondsAfterFinished
 	if task.Spec.TTLSecondsAfterFinished != nil {
 		ttl = *task.Spec.TTLSecondsAfterFinished
@@ -65,7 +76,7 @@ func BuildJob(task *v1alpha1.AgentTask, cfg Config) *batchv1.Job {
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      JobName(task),
 			Namespace: task.Namespace,
-			Labels:    lbls,
+			Labels:    jobLbls,
 			OwnerReferences: []metav1.OwnerReference{{
 				APIVersion:         v1alpha1.SchemeGroupVersion.String(),
 				Kind:               "AgentTask",
@@ -77,6 +88,7 @@ func BuildJob(task *v1alpha1.AgentTask, cfg Config) *batchv1.Job {
 		},
 		Spec: batchv1.JobSpec{
 			BackoffLimit:            ptr.To[int32](0),
+			Suspend:                 suspend,
 			TTLSecondsAfterFinished: ptr.To(ttl),
 			ActiveDeadlineSeconds:   task.Spec.TimeoutSeconds,
 			Template: corev1.PodTemplateSpec{

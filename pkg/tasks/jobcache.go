@@ -21,12 +21,14 @@ type jobRecord struct {
 	metav1.TypeMeta
 	metav1.ObjectMeta
 	ActiveDeadlineSeconds *int64
-	Status                batchv1.JobStatus
+	// Suspend: Kueue has not admitted the Job yet.
+	Suspend bool
+	Status  batchv1.JobStatus
 }
 
 // DeepCopyInto copies the record into out.
 func (j *jobRecord) DeepCopyInto(out *jobRecord) {
-	out.TypeMeta = j.TypeMeta
+	out.TypeMeta, out.Suspend = j.TypeMeta, j.Suspend
 	j.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
 	out.ActiveDeadlineSeconds = nil
 	if d := j.ActiveDeadlineSeconds; d != nil {
@@ -51,6 +53,9 @@ func (j *jobRecord) job() *batchv1.Job {
 	if d := j.ActiveDeadlineSeconds; d != nil {
 		out.Spec.ActiveDeadlineSeconds = ptr.To(*d)
 	}
+	if j.Suspend {
+		out.Spec.Suspend = ptr.To(true)
+	}
 	j.Status.DeepCopyInto(&out.Status)
 	return out
 }
@@ -67,7 +72,8 @@ func recordJob(obj any) (any, error) {
 		return nil, err
 	}
 	job = trimmed.(*batchv1.Job)
-	return &jobRecord{ObjectMeta: job.ObjectMeta, ActiveDeadlineSeconds: job.Spec.ActiveDeadlineSeconds, Status: job.Status}, nil
+	return &jobRecord{ObjectMeta: job.ObjectMeta, ActiveDeadlineSeconds: job.Spec.ActiveDeadlineSeconds,
+		Suspend: ptr.Deref(job.Spec.Suspend, false), Status: job.Status}, nil
 }
 
 // jobStore reads the task Jobs' informers, one per watched namespace (or

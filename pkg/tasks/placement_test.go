@@ -138,3 +138,19 @@ enforce: true
 	_, err = LoadPodDefaults(bad)
 	assert.ErrorContains(t, err, `unknown field "runtimeClass"`)
 }
+
+func TestBuildJobQueued(t *testing.T) {
+	task := fullTask()
+	task.Spec.QueueName = "agents"
+	job := BuildJob(task, DefaultConfig())
+	assert.Equal(t, ptr.To(true), job.Spec.Suspend, "created suspended: Kueue admits it")
+	assert.Equal(t, "agents", job.Labels[KueueQueueLabel])
+	assert.NotContains(t, job.Spec.Template.Labels, KueueQueueLabel, "the label is the Job's")
+	plain := BuildJob(fullTask(), DefaultConfig())
+	assert.Nil(t, plain.Spec.Suspend)
+	assert.NotContains(t, plain.Labels, KueueQueueLabel)
+
+	rec, err := recordJob(job.DeepCopy())
+	require.NoError(t, err)
+	assert.True(t, suspended(rec.(*jobRecord).job()), "the cache keeps whether the Job waits for admission")
+}

@@ -17,7 +17,8 @@ package tasks
 // Webhook signing secrets are read with a single GET in the task namespace;
 // before a Job is created, the metadata of the ServiceAccount and Secrets a
 // task names is read the same way, to check they are labelled for the
-// task's user; ServiceAccounts are watched too (names only), so a task
+// task's user, and the Secrets its env and envFrom read are then read in
+// full for their key names (never kept, logged or written); ServiceAccounts are watched too (names only), so a task
 // waiting for a missing one starts when it is created. Namespaces are
 // watched (their tenant label only) to refuse a task whose namespace is
 // bound to another user.

@@ -178,7 +178,9 @@ func (r *Reconciler) confirmJob(ctx context.Context, s *scope, key types.Namespa
 
 // createJob creates the task's Job unless the task's namespace is bound to
 // another user or the task names an object it may not use: either fails it
-// at once with the field named. A refusal no retry can fix fails it with
+// at once with the field named. A missing object, or a Secret without the
+// keys env and envFrom need, keeps it Pending with the reason
+// (checkReferences, checkSecretKeys). A refusal no retry can fix fails it with
 // the API server's message; a transient one is retried with backoff while
 // the status says why (package refusal). The name is fixed, so when another
 // reconcile (another worker, a previous leader) created it first the API
@@ -198,21 +200,23 @@ func (r *Reconciler) createJob(ctx context.Context, s *scope) error {
 		return nil
 	}
 	problem, err := r.checkReferences(ctx, s.task)
+	if problem == nil && err == nil {
+		problem, err = r.checkSecretKeys(ctx, s.task)
+	}
 	switch {
 	case err != nil:
 		return err
-	case problem != nil && problem.Missing:
-		// Pending with the reason until the object exists or the start
-		// deadline fails the task; a ServiceAccount's creation is watched.
-		s.obs.WaitingReason, s.obs.Waiting = ReasonSecretNotFound, problem.Message
-		if problem.Kind == "ServiceAccount" {
-			s.obs.WaitingReason = refusal.ReasonServiceAccountNotFound
-		} else {
+	case problem != nil && problem.Wait:
+		// Pending with the reason until the object exists (a Secret has
+		// the keys) or the start deadline fails the task; a
+		// ServiceAccount's creation is watched, Secrets are polled.
+		s.obs.WaitingReason, s.obs.Waiting = problem.Reason, problem.Message
+		if problem.Kind != "ServiceAccount" {
 			s.requeue = minPositive(s.requeue, missingSecretPoll)
 		}
 		return nil
 	case problem != nil:
-		s.obs.FailReason, s.obs.FailMessage = ReasonReferenceNotAllowed, problem.Message
+		s.obs.FailReason, s.obs.FailMessage = problem.Reason, problem.Message
 		return nil
 	}
 	job := BuildJob(s.task, r.cfg)
@@ -354,7 +358,7 @@ func (r *Reconciler) computeStatus(_ context.Context, s *scope) (bool, error) {
 	st := ComputeStatus(s.task, s.obs)
 	if st.Phase == v1alpha1.TaskPending {
 		// Nothing but the clock fails a task whose agent does not start.
-		if deadline := startDeadline(s.task, s.obs.StartTimeout); !deadline.IsZero() {
+		if deadline := startDeadline(s.task, s.obs.Job, s.obs.StartTimeout); !deadline.IsZero() {
 			s.requeue = minPositive(s.requeue, deadline.Sub(s.obs.Now)+10*time.Millisecond)
 		}
 	}

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 	"opsnorth.io/scheduler/pkg/conditions"
@@ -78,7 +80,7 @@ func createCause(msg string) *startCause {
 // with what keeps it (cause may be nil: waiting says what the task waits
 // for), or Failed once the cause cannot heal or the start timeout passed.
 func notStarted(task *v1alpha1.AgentTask, obs Observation, cause *startCause, waiting string) outcome {
-	deadline := startDeadline(task, obs.StartTimeout)
+	deadline := startDeadline(task, obs.Job, obs.StartTimeout)
 	switch {
 	case cause != nil && cause.Terminal:
 		return outcome{phase: v1alpha1.TaskFailed, reason: cause.Reason, message: "the agent cannot start: " + cause.Message}
@@ -105,11 +107,24 @@ func startTimeout(task *v1alpha1.AgentTask, def time.Duration) time.Duration {
 
 // startDeadline is when a task that has not started fails; zero for none.
 // It counts from the task's creation, which has whole-second precision, so
-// from the end of that second: the deadline is never cut short.
-func startDeadline(task *v1alpha1.AgentTask, def time.Duration) time.Time {
+// from the end of that second: the deadline is never cut short. Time in a
+// Kueue queue is not start time: once its Job exists, a queued task has no
+// deadline until Kueue admits the Job, and then counts from the admission
+// (the Job's startTime, which the Job controller sets on resume).
+func startDeadline(task *v1alpha1.AgentTask, job *batchv1.Job, def time.Duration) time.Time {
 	d := startTimeout(task, def)
 	if d <= 0 {
 		return time.Time{}
 	}
-	return task.CreationTimestamp.Add(time.Second + d)
+	from := task.CreationTimestamp.Time
+	if task.Spec.QueueName != "" && job != nil {
+		if suspended(job) || job.Status.StartTime == nil {
+			return time.Time{}
+		}
+		from = job.Status.StartTime.Time
+	}
+	return from.Add(time.Second + d)
 }
+
+// suspended reports whether job waits for admission (spec.suspend).
+func suspended(job *batchv1.Job) bool { return ptr.Deref(job.Spec.Suspend, false) }

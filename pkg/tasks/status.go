@@ -27,6 +27,8 @@ const (
 	ReasonJobInvalid       = "JobInvalid"
 	// ReasonCancelled ends a task whose spec.cancel was set before it ended.
 	ReasonCancelled = "Cancelled"
+	// ReasonQueued keeps a task Pending while Kueue holds its Job.
+	ReasonQueued = "Queued"
 )
 
 // Observation is what the reconciler saw of a task's Job and pod.
@@ -150,6 +152,10 @@ func decide(task *v1alpha1.AgentTask, st *v1alpha1.AgentTaskStatus, obs Observat
 	}
 	if obs.Pod != nil && obs.Pod.Status.Phase != corev1.PodPending && obs.Pod.Status.Phase != "" {
 		return outcome{phase: v1alpha1.TaskRunning, message: fmt.Sprintf("the agent is running in pod %s", obs.Pod.Name)}
+	}
+	if suspended(obs.Job) && obs.Pod == nil {
+		return outcome{phase: v1alpha1.TaskPending, reason: ReasonQueued,
+			message: fmt.Sprintf("waiting in LocalQueue %s for admission by Kueue", task.Spec.QueueName)}
 	}
 	cause := podCause(obs.Pod)
 	if cause == nil && obs.Pod == nil {

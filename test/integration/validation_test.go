@@ -87,7 +87,7 @@ var (
 
 func invalidCases() []invalidCase {
 	return slices.Concat(invalidUserDeploymentCases(), invalidDeploymentTemplateCases(),
-		invalidAgentTaskCases(), invalidAgentPodCases(), invalidWorkflowCases())
+		invalidAgentTaskCases(), invalidAgentPodCases(), invalidSecretEnvCases(), invalidWorkflowCases())
 }
 
 // TestValidationBasesAreValid makes sure every invalid case starts from an
@@ -365,7 +365,7 @@ func TestValidationAcceptsBoundaryValues(t *testing.T) {
 	dc := newDynamicClient(t, env.Config)
 	ensureNamespace(t, env.Config, validationNamespace)
 
-	for i, tc := range validCases() {
+	for i, tc := range append(validCases(), validSecretEnvCases()...) {
 		t.Run(tc.name, func(t *testing.T) {
 			obj := tc.obj(validationNamespace, uniqueName(fmt.Sprintf("valid-%03d", i)))
 			u := toUnstructured(t, obj)

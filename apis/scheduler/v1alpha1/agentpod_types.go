@@ -27,8 +27,10 @@ type AgentPod struct {
 	// EnvFrom makes every key of a Secret an environment variable, in the
 	// shape of a container's envFrom with secretRef, optionally with a
 	// prefix. The same Secrets can be read as through env; each resulting
-	// name must follow the rules of input keys or the task does not start
-	// (reason SecretKeyRefused).
+	// name must follow the rules of input keys and not repeat an input key
+	// or env name, or the task does not start (reason SecretKeyRefused,
+	// until the Secret is fixed or the start timeout passes). The keys are
+	// checked when the Job is created.
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=16
@@ -61,6 +63,14 @@ type AgentPod struct {
 	// the platform's own tools.
 	// +optional
 	PodMetadata *PodMetadata `json:"podMetadata,omitempty"`
+	// QueueName is the Kueue LocalQueue (in the task's namespace) that
+	// admits the agent: its Job is created suspended with the
+	// kueue.x-k8s.io/queue-name label, and while Kueue holds it the task is
+	// Pending with reason Queued. The start timeout counts from admission.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	QueueName string `json:"queueName,omitempty"`
 }
 
 // PodMetadata are labels and annotations for the agent's pod. Keys in the

@@ -1061,6 +1061,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: priorityClassName
       type:
         scalar: string
+    - name: queueName
+      type:
+        scalar: string
     - name: resources
       type:
         namedType: io.opsnorth.scheduler.apis.scheduler.v1alpha1.ResourceRequirements
@@ -1838,6 +1841,9 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         namedType: io.opsnorth.scheduler.apis.scheduler.v1alpha1.PodMetadata
     - name: priorityClassName
+      type:
+        scalar: string
+    - name: queueName
       type:
         scalar: string
     - name: resources

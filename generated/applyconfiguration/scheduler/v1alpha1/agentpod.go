@@ -44,8 +44,10 @@ type AgentPodApplyConfiguration struct {
 	// EnvFrom makes every key of a Secret an environment variable, in the
 	// shape of a container's envFrom with secretRef, optionally with a
 	// prefix. The same Secrets can be read as through env; each resulting
-	// name must follow the rules of input keys or the task does not start
-	// (reason SecretKeyRefused).
+	// name must follow the rules of input keys and not repeat an input key
+	// or env name, or the task does not start (reason SecretKeyRefused,
+	// until the Secret is fixed or the start timeout passes). The keys are
+	// checked when the Job is created.
 	EnvFrom []SecretEnvFromSourceApplyConfiguration `json:"envFrom,omitempty"`
 	// NodeSelector must match a node's labels for the agent's pod to run there.
 	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
@@ -61,6 +63,11 @@ type AgentPodApplyConfiguration struct {
 	// PodMetadata are labels and annotations added to the agent's pod, for
 	// the platform's own tools.
 	PodMetadata *PodMetadataApplyConfiguration `json:"podMetadata,omitempty"`
+	// QueueName is the Kueue LocalQueue (in the task's namespace) that
+	// admits the agent: its Job is created suspended with the
+	// kueue.x-k8s.io/queue-name label, and while Kueue holds it the task is
+	// Pending with reason Queued. The start timeout counts from admission.
+	QueueName *string `json:"queueName,omitempty"`
 }
 
 // AgentPodApplyConfiguration constructs a declarative configuration of the AgentPod type for use with
@@ -148,5 +155,13 @@ func (b *AgentPodApplyConfiguration) WithRuntimeClassName(value string) *AgentPo
 // If called multiple times, the PodMetadata field is set to the value of the last call.
 func (b *AgentPodApplyConfiguration) WithPodMetadata(value *PodMetadataApplyConfiguration) *AgentPodApplyConfiguration {
 	b.PodMetadata = value
+	return b
+}
+
+// WithQueueName sets the QueueName field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the QueueName field is set to the value of the last call.
+func (b *AgentPodApplyConfiguration) WithQueueName(value string) *AgentPodApplyConfiguration {
+	b.QueueName = &value
 	return b
 }

@@ -316,6 +316,14 @@ func (b *AgentTaskSpecApplyConfiguration) WithPodMetadata(value *PodMetadataAppl
 	return b
 }
 
+// WithQueueName sets the QueueName field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the QueueName field is set to the value of the last call.
+func (b *AgentTaskSpecApplyConfiguration) WithQueueName(value string) *AgentTaskSpecApplyConfiguration {
+	b.AgentPodApplyConfiguration.QueueName = &value
+	return b
+}
+
 // WithCancel sets the Cancel field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the Cancel field is set to the value of the last call.

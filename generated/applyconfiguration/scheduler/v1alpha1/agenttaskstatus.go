@@ -47,7 +47,8 @@ type AgentTaskStatusApplyConfiguration struct {
 	// Reason is a CamelCase word for why the task ended, e.g. Completed,
 	// Error, DeadlineExceeded, PodDeleted, or, while Pending, for what keeps
 	// its agent from starting, e.g. Unschedulable, ImagePullBackOff,
-	// ServiceAccountNotFound, QuotaExceeded.
+	// ServiceAccountNotFound, QuotaExceeded, Queued (waiting in its Kueue
+	// LocalQueue).
 	Reason *string `json:"reason,omitempty"`
 	// ExitCode is the agent container's exit code once it terminated.
 	ExitCode *int32 `json:"exitCode,omitempty"`

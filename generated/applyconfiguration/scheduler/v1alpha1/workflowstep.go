@@ -243,3 +243,11 @@ func (b *WorkflowStepApplyConfiguration) WithPodMetadata(value *PodMetadataApply
 	b.AgentPodApplyConfiguration.PodMetadata = value
 	return b
 }
+
+// WithQueueName sets the QueueName field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the QueueName field is set to the value of the last call.
+func (b *WorkflowStepApplyConfiguration) WithQueueName(value string) *WorkflowStepApplyConfiguration {
+	b.AgentPodApplyConfiguration.QueueName = &value
+	return b
+}
