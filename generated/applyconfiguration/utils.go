@@ -90,6 +90,12 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &schedulerv1alpha1.AgentTaskSpecApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("AgentTaskStatus"):
 		return &schedulerv1alpha1.AgentTaskStatusApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("Approval"):
+		return &schedulerv1alpha1.ApprovalApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ApprovalGate"):
+		return &schedulerv1alpha1.ApprovalGateApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ApprovalRecord"):
+		return &schedulerv1alpha1.ApprovalRecordApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("Autoscaling"):
 		return &schedulerv1alpha1.AutoscalingApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ConfigFile"):
@@ -116,6 +122,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &schedulerv1alpha1.ResourceRequirementsApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("RetryPolicy"):
 		return &schedulerv1alpha1.RetryPolicyApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("RetryRecord"):
+		return &schedulerv1alpha1.RetryRecordApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("SecretEnvFromSource"):
 		return &schedulerv1alpha1.SecretEnvFromSourceApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("SecretEnvSource"):

@@ -365,6 +365,9 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		"opsnorth.io/scheduler/apis/scheduler/v1alpha1.AgentTaskList":            schema_scheduler_apis_scheduler_v1alpha1_AgentTaskList(ref),
 		"opsnorth.io/scheduler/apis/scheduler/v1alpha1.AgentTaskSpec":            schema_scheduler_apis_scheduler_v1alpha1_AgentTaskSpec(ref),
 		"opsnorth.io/scheduler/apis/scheduler/v1alpha1.AgentTaskStatus":          schema_scheduler_apis_scheduler_v1alpha1_AgentTaskStatus(ref),
+		"opsnorth.io/scheduler/apis/scheduler/v1alpha1.Approval":                 schema_scheduler_apis_scheduler_v1alpha1_Approval(ref),
+		"opsnorth.io/scheduler/apis/scheduler/v1alpha1.ApprovalGate":             schema_scheduler_apis_scheduler_v1alpha1_ApprovalGate(ref),
+		"opsnorth.io/scheduler/apis/scheduler/v1alpha1.ApprovalRecord":           schema_scheduler_apis_scheduler_v1alpha1_ApprovalRecord(ref),
 		"opsnorth.io/scheduler/apis/scheduler/v1alpha1.Autoscaling":              schema_scheduler_apis_scheduler_v1alpha1_Autoscaling(ref),
 		"opsnorth.io/scheduler/apis/scheduler/v1alpha1.ConfigFile":               schema_scheduler_apis_scheduler_v1alpha1_ConfigFile(ref),
 		"opsnorth.io/scheduler/apis/scheduler/v1alpha1.DeploymentTemplate":       schema_scheduler_apis_scheduler_v1alpha1_DeploymentTemplate(ref),
@@ -379,6 +382,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		"opsnorth.io/scheduler/apis/scheduler/v1alpha1.ResourceAmounts":          schema_scheduler_apis_scheduler_v1alpha1_ResourceAmounts(ref),
 		"opsnorth.io/scheduler/apis/scheduler/v1alpha1.ResourceRequirements":     schema_scheduler_apis_scheduler_v1alpha1_ResourceRequirements(ref),
 		"opsnorth.io/scheduler/apis/scheduler/v1alpha1.RetryPolicy":              schema_scheduler_apis_scheduler_v1alpha1_RetryPolicy(ref),
+		"opsnorth.io/scheduler/apis/scheduler/v1alpha1.RetryRecord":              schema_scheduler_apis_scheduler_v1alpha1_RetryRecord(ref),
 		"opsnorth.io/scheduler/apis/scheduler/v1alpha1.SecretEnvFromSource":      schema_scheduler_apis_scheduler_v1alpha1_SecretEnvFromSource(ref),
 		"opsnorth.io/scheduler/apis/scheduler/v1alpha1.SecretEnvSource":          schema_scheduler_apis_scheduler_v1alpha1_SecretEnvSource(ref),
 		"opsnorth.io/scheduler/apis/scheduler/v1alpha1.SecretEnvVar":             schema_scheduler_apis_scheduler_v1alpha1_SecretEnvVar(ref),
@@ -19360,6 +19364,137 @@ func schema_scheduler_apis_scheduler_v1alpha1_AgentTaskStatus(ref common.Referen
 	}
 }
 
+func schema_scheduler_apis_scheduler_v1alpha1_Approval(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "Approval is one person's decision on an approval step, written to the Workflow's spec.approvals (kubectl opsnorth approve does it). The opsnorth-scheduler-approvals admission policy refuses an approval whose \"by\" is not the user who writes it.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"step": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Step names the approval step decided on.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"retry": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Retry is the run of the workflow the decision belongs to: the status.retries it was made in. A retry does not reuse the decisions of an earlier run.",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"decision": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Decision is Approve or Reject; Reject fails the step (reason Rejected).",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"by": {
+						SchemaProps: spec.SchemaProps{
+							Description: "By is the username of who decided.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"comment": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Comment is passed to later steps as the approval step's output \"comment\".",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"step", "retry", "by"},
+			},
+		},
+	}
+}
+
+func schema_scheduler_apis_scheduler_v1alpha1_ApprovalGate(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ApprovalGate makes a step wait for a person instead of running an agent.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"message": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Message tells approvers what to check. It may reference ${steps.NAME.output.KEY}, ${steps.N.output.KEY} and ${inputs.KEY} like a step's input; the expanded message is shown in the step's status.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"timeoutSeconds": {
+						SchemaProps: spec.SchemaProps{
+							Description: "TimeoutSeconds bounds the wait for a decision, counted from when the step started waiting.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"onTimeout": {
+						SchemaProps: spec.SchemaProps{
+							Description: "OnTimeout is what the timeout does: Fail fails the step (and the workflow, reason ApprovalTimeout); Skip skips it, and the steps that depend on it run as if it had been approved (its output has only decision=skipped).",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_scheduler_apis_scheduler_v1alpha1_ApprovalRecord(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ApprovalRecord is the decision an approval step took, as the workflows manager saw it.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"decision": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Decision is Approve or Reject.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"by": {
+						SchemaProps: spec.SchemaProps{
+							Description: "By is who decided.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"comment": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Comment is what they said.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"time": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Time is when the workflows manager first saw the decision.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"decision", "by", "time"},
+			},
+		},
+		Dependencies: []string{
+			metav1.Time{}.OpenAPIModelName()},
+	}
+}
+
 func schema_scheduler_apis_scheduler_v1alpha1_Autoscaling(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -19913,6 +20048,62 @@ func schema_scheduler_apis_scheduler_v1alpha1_RetryPolicy(ref common.ReferenceCa
 	}
 }
 
+func schema_scheduler_apis_scheduler_v1alpha1_RetryRecord(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "RetryRecord is one retry of a workflow.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"time": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Time is when the retry started.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"reason": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Reason is the reason the run before it failed, e.g. StepFailed or Stopped.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"message": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Message is that run's failure message.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"steps": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Steps are the steps that run again.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"time", "reason"},
+			},
+		},
+		Dependencies: []string{
+			metav1.Time{}.OpenAPIModelName()},
+	}
+}
+
 func schema_scheduler_apis_scheduler_v1alpha1_SecretEnvFromSource(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -20149,9 +20340,22 @@ func schema_scheduler_apis_scheduler_v1alpha1_StepStatus(ref common.ReferenceCal
 					},
 					"attempts": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Attempts is the number of AgentTasks created for the step so far.",
+							Description: "Attempts is the number of AgentTasks created for the step so far, over all runs of the workflow.",
 							Type:        []string{"integer"},
 							Format:      "int32",
+						},
+					},
+					"firstAttempt": {
+						SchemaProps: spec.SchemaProps{
+							Description: "FirstAttempt is the attempt the step's current run started at: the attempts before it belong to runs before a retry.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"approval": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Approval is the decision an approval step took.",
+							Ref:         ref("opsnorth.io/scheduler/apis/scheduler/v1alpha1.ApprovalRecord"),
 						},
 					},
 					"startTime": {
@@ -20213,7 +20417,7 @@ func schema_scheduler_apis_scheduler_v1alpha1_StepStatus(ref common.ReferenceCal
 			},
 		},
 		Dependencies: []string{
-			metav1.Time{}.OpenAPIModelName()},
+			metav1.Time{}.OpenAPIModelName(), "opsnorth.io/scheduler/apis/scheduler/v1alpha1.ApprovalRecord"},
 	}
 }
 
@@ -21004,7 +21208,7 @@ func schema_scheduler_apis_scheduler_v1alpha1_WorkflowSpec(ref common.ReferenceC
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
 			SchemaProps: spec.SchemaProps{
-				Description: "WorkflowSpec is an ordered list, or a DAG, of agent steps. The spec is immutable: a workflow is a single execution.",
+				Description: "WorkflowSpec is an ordered list, or a DAG, of agent and approval steps. The spec is immutable apart from its controls: suspend, stop, retry and approvals.",
 				Type:        []string{"object"},
 				Properties: map[string]spec.Schema{
 					"userId": {
@@ -21078,12 +21282,62 @@ func schema_scheduler_apis_scheduler_v1alpha1_WorkflowSpec(ref common.ReferenceC
 							Format:      "int32",
 						},
 					},
+					"timeoutCountsSuspension": {
+						SchemaProps: spec.SchemaProps{
+							Description: "TimeoutCountsSuspension makes timeoutSeconds count the time the workflow spends suspended; by default suspended time is not counted.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"suspend": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Suspend, while true, starts no new step: running steps finish and keep their outputs, and the workflow shows phase Suspended. Clearing it continues where the workflow was.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"stop": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Stop, when set on a workflow that has not finished, deletes its running step tasks (their pods stop) and ends it Failed with reason Stopped. Clear it (in the same write) to retry.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"retry": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Retry is the number of retries asked for. Raising it by one retries a Failed workflow: succeeded steps keep their outputs and do not run again, failed and skipped steps run again with the same inputs. status.retries counts the retries done.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"approvals": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"step",
+									"retry",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Approvals are the decisions on approval steps. Entries can only be added (kubectl opsnorth approve).",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("opsnorth.io/scheduler/apis/scheduler/v1alpha1.Approval"),
+									},
+								},
+							},
+						},
+					},
 				},
 				Required: []string{"userId", "steps"},
 			},
 		},
 		Dependencies: []string{
-			"opsnorth.io/scheduler/apis/scheduler/v1alpha1.SecretKeyReference", "opsnorth.io/scheduler/apis/scheduler/v1alpha1.WorkflowStep"},
+			"opsnorth.io/scheduler/apis/scheduler/v1alpha1.Approval", "opsnorth.io/scheduler/apis/scheduler/v1alpha1.SecretKeyReference", "opsnorth.io/scheduler/apis/scheduler/v1alpha1.WorkflowStep"},
 	}
 }
 
@@ -21096,7 +21350,7 @@ func schema_scheduler_apis_scheduler_v1alpha1_WorkflowStatus(ref common.Referenc
 				Properties: map[string]spec.Schema{
 					"phase": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Phase is Pending, Running, Succeeded or Failed.",
+							Description: "Phase is Pending, Running, Suspended, Succeeded or Failed.",
 							Type:        []string{"string"},
 							Format:      "",
 						},
@@ -21155,6 +21409,44 @@ func schema_scheduler_apis_scheduler_v1alpha1_WorkflowStatus(ref common.Referenc
 							Format:      "",
 						},
 					},
+					"suspendTime": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SuspendTime is when the current suspension began; unset while the workflow is not suspended.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"suspendedSeconds": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SuspendedSeconds is the time the current run spent suspended before SuspendTime; the timeout does not count it (spec.timeoutCountsSuspension).",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"retries": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Retries is the number of retries done (spec.retry asks for them).",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"retryHistory": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "RetryHistory records each retry: when, and why the run before failed.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("opsnorth.io/scheduler/apis/scheduler/v1alpha1.RetryRecord"),
+									},
+								},
+							},
+						},
+					},
 					"webhook": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Webhook records the delivery of the completion webhook.",
@@ -21193,7 +21485,7 @@ func schema_scheduler_apis_scheduler_v1alpha1_WorkflowStatus(ref common.Referenc
 			},
 		},
 		Dependencies: []string{
-			metav1.Condition{}.OpenAPIModelName(), metav1.Time{}.OpenAPIModelName(), "opsnorth.io/scheduler/apis/scheduler/v1alpha1.StepStatus", "opsnorth.io/scheduler/apis/scheduler/v1alpha1.WebhookDelivery"},
+			metav1.Condition{}.OpenAPIModelName(), metav1.Time{}.OpenAPIModelName(), "opsnorth.io/scheduler/apis/scheduler/v1alpha1.RetryRecord", "opsnorth.io/scheduler/apis/scheduler/v1alpha1.StepStatus", "opsnorth.io/scheduler/apis/scheduler/v1alpha1.WebhookDelivery"},
 	}
 }
 
@@ -21201,7 +21493,7 @@ func schema_scheduler_apis_scheduler_v1alpha1_WorkflowStep(ref common.ReferenceC
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
 			SchemaProps: spec.SchemaProps{
-				Description: "WorkflowStep is one agent run of a workflow.",
+				Description: "WorkflowStep is one agent run of a workflow, or with approval, a wait for a person's decision.",
 				Type:        []string{"object"},
 				Properties: map[string]spec.Schema{
 					"name": {
@@ -21214,10 +21506,15 @@ func schema_scheduler_apis_scheduler_v1alpha1_WorkflowStep(ref common.ReferenceC
 					},
 					"image": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Image is the agent's container image.",
-							Default:     "",
+							Description: "Image is the agent's container image; an approval step has none.",
 							Type:        []string{"string"},
 							Format:      "",
+						},
+					},
+					"approval": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Approval makes the step wait for a decision in spec.approvals instead of running an agent. Its output is decision (\"approved\" or \"skipped\"), approver, comment and approvedAt.",
+							Ref:         ref("opsnorth.io/scheduler/apis/scheduler/v1alpha1.ApprovalGate"),
 						},
 					},
 					"command": {
@@ -21431,10 +21728,10 @@ func schema_scheduler_apis_scheduler_v1alpha1_WorkflowStep(ref common.ReferenceC
 						},
 					},
 				},
-				Required: []string{"name", "image"},
+				Required: []string{"name"},
 			},
 		},
 		Dependencies: []string{
-			v1.Affinity{}.OpenAPIModelName(), v1.Toleration{}.OpenAPIModelName(), "opsnorth.io/scheduler/apis/scheduler/v1alpha1.PodMetadata", "opsnorth.io/scheduler/apis/scheduler/v1alpha1.ResourceRequirements", "opsnorth.io/scheduler/apis/scheduler/v1alpha1.RetryPolicy", "opsnorth.io/scheduler/apis/scheduler/v1alpha1.SecretEnvFromSource", "opsnorth.io/scheduler/apis/scheduler/v1alpha1.SecretEnvVar"},
+			v1.Affinity{}.OpenAPIModelName(), v1.Toleration{}.OpenAPIModelName(), "opsnorth.io/scheduler/apis/scheduler/v1alpha1.ApprovalGate", "opsnorth.io/scheduler/apis/scheduler/v1alpha1.PodMetadata", "opsnorth.io/scheduler/apis/scheduler/v1alpha1.ResourceRequirements", "opsnorth.io/scheduler/apis/scheduler/v1alpha1.RetryPolicy", "opsnorth.io/scheduler/apis/scheduler/v1alpha1.SecretEnvFromSource", "opsnorth.io/scheduler/apis/scheduler/v1alpha1.SecretEnvVar"},
 	}
 }

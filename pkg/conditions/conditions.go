@@ -22,6 +22,9 @@ const (
 	Failed
 	// Stalled: progress needs a change by a human (Stalled=True, Ready=False).
 	Stalled
+	// Paused: a human paused the object on purpose (Ready=False, neither
+	// Reconciling nor Stalled), e.g. a suspended Workflow.
+	Paused
 )
 
 // SetSummary sets Ready, Reconciling and Stalled for state with one reason and

@@ -134,6 +134,17 @@ func (s *StepWrapper) Retries(limit int32) *StepWrapper {
 	return s
 }
 
+// MakeApprovalStep returns an approval step that shows message to approvers.
+func MakeApprovalStep(name, message string) *StepWrapper {
+	return &StepWrapper{v1alpha1.WorkflowStep{Name: name, Approval: &v1alpha1.ApprovalGate{Message: message}}}
+}
+
+// ApprovalTimeout bounds an approval step's wait; action is what it does then.
+func (s *StepWrapper) ApprovalTimeout(seconds int64, action v1alpha1.ApprovalTimeoutAction) *StepWrapper {
+	s.Approval.TimeoutSeconds, s.Approval.OnTimeout = &seconds, action
+	return s
+}
+
 // UserDeploymentWrapper builds a UserDeployment.
 type UserDeploymentWrapper struct{ v1alpha1.UserDeployment }
 

@@ -50,7 +50,7 @@ func (r *Reconciler) gather(ctx context.Context, wf *v1alpha1.Workflow) (*observ
 	// moment ago (the cache lags) or deleted. A create of this manager whose
 	// deletion was not seen yet answers it; otherwise only the API server can.
 	for _, s := range wf.Status.StepStatuses {
-		if s.Attempts == 0 {
+		if s.Attempts <= s.FirstAttempt || s.Phase == v1alpha1.StepSucceeded {
 			continue
 		}
 		name := TaskName(wf.Name, s.Name, s.Attempts-1)

@@ -89,17 +89,26 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if wf.DeletionTimestamp != nil {
 		return ctrl.Result{}, nil
 	}
+	stored := wf.Status
 	if wf.Status.Phase.IsTerminal() {
-		return r.finished(ctx, wf)
+		if !retryRequested(wf) {
+			return r.finished(ctx, wf)
+		}
+		// The next run is decided on right away: one status write starts it.
+		wf = wf.DeepCopy()
+		wf.Status = retryStatus(wf, r.now())
 	}
 	s := &scope{wf: wf}
 	if err := manager.RunPhases(ctx, s, r.phases...); err != nil {
 		return ctrl.Result{}, err
 	}
-	if !equality.Semantic.DeepEqual(wf.Status, s.plan.status) {
+	if !equality.Semantic.DeepEqual(stored, s.plan.status) {
 		written, err := r.writeStatus(ctx, wf, &s.plan.status)
 		if err != nil || !written {
 			return ctrl.Result{}, err
+		}
+		if stored.Retries != s.plan.status.Retries {
+			r.recorder.Eventf(wf, nil, "Normal", ReasonRetried, "Retry", "%s", wf.Status.Message)
 		}
 		r.announce(wf, &s.plan)
 	}

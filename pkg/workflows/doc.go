@@ -17,6 +17,14 @@
 // fires the completion webhook without delay; workflow timeoutSeconds stops
 // running steps the same way, with reason Timeout.
 //
+// Controls (control.go, approval.go): spec.suspend holds new starts and
+// the timeout clock, spec.stop finishes the workflow with reason Stopped
+// through the same failure path, spec.retry turns a Failed workflow back into
+// a run of the steps that did not succeed (succeeded steps keep their stored
+// status and output; a retried step's attempts continue its numbering, so
+// its task names are new), and approval steps wait for a decision of the
+// current run in spec.approvals, or their timeout.
+//
 // Output budget: a step's stored output (keys plus values) may hold at most
 // 64 KiB and a workflow's stored outputs together at most 256 KiB, so a
 // Workflow stays far below the 1.5 MB object limit. A step whose output does

@@ -7,6 +7,9 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 	"opsnorth.io/scheduler/pkg/conditions"
 	"opsnorth.io/scheduler/pkg/refusal"
@@ -84,35 +87,46 @@ func decide(obs *observation) plan {
 		return p
 	}
 	for i := range views {
-		views[i] = observeStep(obs, i, prevStep(st, wf.Spec.Steps[i].Name))
+		prev := prevStep(st, wf.Spec.Steps[i].Name)
+		if wf.Spec.Steps[i].Approval != nil {
+			views[i] = observeApproval(obs, i, prev)
+			continue
+		}
+		views[i] = observeStep(obs, i, prev)
 		if ref, ok := obs.refused[i]; ok {
 			views[i] = views[i].fail(obs, nil, ref.Reason, "the API server refused the step's AgentTask: "+ref.Message)
 		}
 	}
 	enforceBudget(obs, views)
 	failed := slices.IndexFunc(views, func(v stepView) bool { return v.status.Phase == v1alpha1.StepFailed })
-	if failed < 0 {
+	paused := suspended(wf)
+	if failed < 0 && !paused && !wf.Spec.Stop {
 		p.starts, failed = startable(obs, views)
 	}
-	// The stored startTime has whole-second precision: the workflow started
-	// within the second after it, so the deadline counts from the end of that
-	// second and a timeout never fires early.
-	var deadline time.Time
-	if wf.Spec.TimeoutSeconds != nil {
-		deadline = st.StartTime.Add(time.Second + time.Duration(*wf.Spec.TimeoutSeconds)*time.Second)
-	}
+	account(st, paused, obs.now)
+	deadline := deadline(wf, st, obs.now)
 	switch {
 	case failed >= 0:
 		p.starts = nil
 		v := views[failed]
 		p.reason = v.reason
 		finish(obs, st, views, v.reason, fmt.Sprintf("step %q failed: %s", v.status.Name, v.status.Message))
+	case wf.Spec.Stop:
+		p.starts, p.reason = nil, ReasonStopped
+		finish(obs, st, views, ReasonStopped, "stopped (spec.stop): "+runningMessage(views))
 	case !deadline.IsZero() && !obs.now.Before(deadline):
 		p.starts, p.reason = nil, ReasonTimeout
 		finish(obs, st, views, ReasonTimeout, fmt.Sprintf("workflow timed out after %ds", *wf.Spec.TimeoutSeconds))
-	case !slices.ContainsFunc(views, func(v stepView) bool { return v.status.Phase != v1alpha1.StepSucceeded }):
+	case !slices.ContainsFunc(views, func(v stepView) bool { return !done(v.status) }):
 		p.reason = ReasonSucceeded
-		finish(obs, st, views, ReasonSucceeded, fmt.Sprintf("all %d steps succeeded", len(views)))
+		finish(obs, st, views, ReasonSucceeded, succeededMessage(views))
+	case paused:
+		p.reason = ReasonSuspended
+		st.Phase = v1alpha1.WorkflowSuspended
+		st.Message = suspendedMessage(views)
+		st.StepStatuses = statuses(views)
+		conditions.SetSummary(&st.Conditions, wf.Generation, conditions.Paused, ReasonSuspended, st.Message)
+		p.requeue = nextWake(obs.now, time.Time{}, views)
 	default:
 		p.reason = ReasonRunning
 		st.Phase = v1alpha1.WorkflowRunning
@@ -121,6 +135,7 @@ func decide(obs *observation) plan {
 		conditions.SetSummary(&st.Conditions, wf.Generation, conditions.InProgress, ReasonRunning, st.Message)
 		p.requeue = nextWake(obs.now, deadline, views)
 	}
+	setSuspended(&st.Conditions, wf.Generation, st.Phase == v1alpha1.WorkflowSuspended)
 	st.CurrentStep = currentStep(st.StepStatuses)
 	p.status = *st
 	return p
@@ -134,18 +149,25 @@ func startable(obs *observation, views []stepView) ([]start, int) {
 	started := make([]bool, len(views))
 	succeeded := make([]bool, len(views))
 	for i, v := range views {
-		started[i] = v.latest != nil
-		succeeded[i] = v.status.Phase == v1alpha1.StepSucceeded
+		started[i] = v.status.Phase != v1alpha1.StepPending
+		succeeded[i] = done(v.status)
 		if v.status.Phase == v1alpha1.StepRetrying && !obs.now.Before(v.retryAt) {
 			out = append(out, start{step: i, attempt: v.status.Attempts})
 		}
 	}
 	for _, i := range obs.graph.Runnable(started, succeeded) {
-		out = append(out, start{step: i})
+		out = append(out, start{step: i, attempt: views[i].status.Attempts})
 	}
 	slices.SortFunc(out, func(a, b start) int { return a.step - b.step })
+	tasks := out[:0]
 	for k := range out {
-		input, err := resolveInput(obs, views, out[k].step)
+		var input map[string]string
+		var err error
+		if obs.wf.Spec.Steps[out[k].step].Approval != nil {
+			err = wait(obs, views, out[k].step)
+		} else {
+			input, err = resolveInput(obs, views, out[k].step)
+		}
 		if err != nil {
 			i, reason := out[k].step, ReasonMissingOutput
 			switch {
@@ -157,9 +179,12 @@ func startable(obs *observation, views []stepView) ([]start, int) {
 			views[i] = views[i].fail(obs, nil, reason, err.Error())
 			return nil, i
 		}
-		out[k].input = input
+		if obs.wf.Spec.Steps[out[k].step].Approval == nil {
+			out[k].input = input
+			tasks = append(tasks, out[k])
+		}
 	}
-	return out, -1
+	return tasks, -1
 }
 
 // resolveInput substitutes step i's input values. The expansion stops at the
@@ -174,20 +199,7 @@ func resolveInput(obs *observation, views []stepView, i int) (map[string]string,
 	left := v1alpha1.MaxInputBytes
 	for _, key := range sortedKeys(step.Input) {
 		limit := min(v1alpha1.MaxInputValueBytes, left-len(key))
-		v, err := subst.Expand(step.Input[key], func(ref subst.Ref) (string, error) {
-			if ref.Kind == subst.Input {
-				return obs.wf.Spec.Input[ref.Key], nil
-			}
-			j, _ := refStep(obs.graph, ref)
-			if views[j].status.OutputTruncated {
-				return "", &outputTruncatedError{step: views[j].status.Name, key: ref.Key}
-			}
-			val, ok := views[j].status.Output[ref.Key]
-			if !ok {
-				return "", fmt.Errorf("step %q produced no output key %q", views[j].status.Name, ref.Key)
-			}
-			return val, nil
-		}, max(limit, 0))
+		v, err := subst.Expand(step.Input[key], resolver(obs, views), max(limit, 0))
 		if errors.Is(err, subst.ErrTooLarge) {
 			return nil, &inputTooLargeError{key: key, total: limit < v1alpha1.MaxInputValueBytes}
 		}
@@ -198,6 +210,25 @@ func resolveInput(obs *observation, views []stepView, i int) (map[string]string,
 		left -= len(key) + len(v)
 	}
 	return out, nil
+}
+
+// resolver looks up the values references name: workflow inputs and the
+// outputs of the steps in views.
+func resolver(obs *observation, views []stepView) func(subst.Ref) (string, error) {
+	return func(ref subst.Ref) (string, error) {
+		if ref.Kind == subst.Input {
+			return obs.wf.Spec.Input[ref.Key], nil
+		}
+		j, _ := refStep(obs.graph, ref)
+		if views[j].status.OutputTruncated {
+			return "", &outputTruncatedError{step: views[j].status.Name, key: ref.Key}
+		}
+		val, ok := views[j].status.Output[ref.Key]
+		if !ok {
+			return "", fmt.Errorf("step %q produced no output key %q", views[j].status.Name, ref.Key)
+		}
+		return val, nil
+	}
 }
 
 // enforceBudget fails succeeded steps whose output does not fit. Outputs
@@ -243,6 +274,7 @@ func finish(obs *observation, st *v1alpha1.WorkflowStatus, views []stepView, rea
 	for i := range views {
 		views[i].stop(obs.now, "the workflow "+strings.ToLower(string(phase))+": "+msg)
 	}
+	account(st, false, obs.now)
 	st.Phase, st.Message = phase, msg
 	st.StepStatuses = statuses(views)
 	st.CompletionTime = new(stamp(obs.now))
@@ -259,28 +291,58 @@ func statuses(views []stepView) []v1alpha1.StepStatus {
 }
 
 func runningMessage(views []stepView) string {
-	done := 0
-	var active []string
+	succeeded := 0
+	var active, waiting []string
 	for _, v := range views {
 		switch v.status.Phase {
 		case v1alpha1.StepSucceeded:
-			done++
+			succeeded++
 		case v1alpha1.StepRunning, v1alpha1.StepRetrying:
 			active = append(active, v.status.Name)
+		case v1alpha1.StepWaiting:
+			waiting = append(waiting, v.status.Name)
 		}
 	}
-	msg := fmt.Sprintf("%d of %d steps succeeded", done, len(views))
+	msg := fmt.Sprintf("%d of %d steps succeeded", succeeded, len(views))
 	if len(active) > 0 {
 		msg += "; running: " + strings.Join(active, ", ")
 	}
+	if len(waiting) > 0 {
+		msg += "; waiting for approval: " + strings.Join(waiting, ", ")
+	}
 	return msg
+}
+
+// succeededMessage sums up a workflow all of whose steps are done.
+func succeededMessage(views []stepView) string {
+	skipped := 0
+	for _, v := range views {
+		if v.status.Phase == v1alpha1.StepSkipped {
+			skipped++
+		}
+	}
+	if skipped == 0 {
+		return fmt.Sprintf("all %d steps succeeded", len(views))
+	}
+	return fmt.Sprintf("%d of %d steps succeeded; %d approval step(s) skipped at their timeout", len(views)-skipped, len(views), skipped)
+}
+
+// setSuspended shows the Suspended condition while the workflow is suspended.
+func setSuspended(conds *[]metav1.Condition, generation int64, on bool) {
+	if !on {
+		meta.RemoveStatusCondition(conds, ConditionSuspended)
+		return
+	}
+	meta.SetStatusCondition(conds, metav1.Condition{Type: ConditionSuspended, Status: metav1.ConditionTrue,
+		Reason: ReasonSuspended, Message: "spec.suspend is set", ObservedGeneration: generation})
 }
 
 // nextWake is how long until the earliest retry or the workflow deadline.
 func nextWake(now, deadline time.Time, views []stepView) time.Duration {
 	var wake time.Time
 	for _, v := range views {
-		if v.status.Phase == v1alpha1.StepRetrying && (wake.IsZero() || v.retryAt.Before(wake)) {
+		pending := v.status.Phase == v1alpha1.StepRetrying || v.status.Phase == v1alpha1.StepWaiting
+		if pending && !v.retryAt.IsZero() && (wake.IsZero() || v.retryAt.Before(wake)) {
 			wake = v.retryAt
 		}
 	}

@@ -61,14 +61,24 @@ type stepView struct {
 	reason string
 }
 
-// observeStep derives step i's status from its tasks (by deterministic name),
-// the previous status of the step and the tasks known to be deleted.
+// observeStep derives step i's status from the tasks of its current run (by
+// deterministic name), the previous status of the step and the tasks known
+// to be deleted. A succeeded step stays as it was stored: its output is read
+// once, and a retry of the workflow does not run it again.
 func observeStep(obs *observation, i int, prev *v1alpha1.StepStatus) stepView {
 	step := obs.wf.Spec.Steps[i]
+	if prev != nil && prev.Phase == v1alpha1.StepSucceeded {
+		return stepView{status: *prev.DeepCopy(), latest: obs.tasks[prev.TaskName]}
+	}
 	v := stepView{status: v1alpha1.StepStatus{Name: step.Name, Phase: v1alpha1.StepPending}}
-	limit := retryLimit(step)
+	base := int32(0)
+	if prev != nil {
+		base = prev.FirstAttempt
+	}
+	v.status.Attempts, v.status.FirstAttempt = base, base
+	limit := base + retryLimit(step)
 	latest := int32(-1)
-	for k := int32(0); k <= limit; k++ {
+	for k := base; k <= limit; k++ {
 		if t, ok := obs.tasks[TaskName(obs.wf.Name, step.Name, k)]; ok {
 			latest, v.latest = k, t
 			if v.status.StartTime == nil {
@@ -79,7 +89,7 @@ func observeStep(obs *observation, i int, prev *v1alpha1.StepStatus) stepView {
 	if prev != nil && prev.StartTime != nil {
 		v.status.StartTime = prev.StartTime
 	}
-	if prev != nil && prev.Attempts > latest+1 && obs.lost[TaskName(obs.wf.Name, step.Name, prev.Attempts-1)] {
+	if prev != nil && prev.Attempts > max(latest+1, base) && obs.lost[TaskName(obs.wf.Name, step.Name, prev.Attempts-1)] {
 		v.status.Attempts, v.status.TaskName = prev.Attempts, TaskName(obs.wf.Name, step.Name, prev.Attempts-1)
 		v.latest = nil
 		return v.fail(obs, prev, ReasonTaskDeleted, fmt.Sprintf("AgentTask %s was deleted before it finished", v.status.TaskName))
@@ -98,12 +108,12 @@ func observeStep(obs *observation, i int, prev *v1alpha1.StepStatus) stepView {
 	case v1alpha1.TaskFailed, v1alpha1.TaskTimeout:
 		why := taskOutcome(t)
 		if latest >= limit {
-			msg := fmt.Sprintf("%s after %d attempt(s): %s", t.Status.Phase, latest+1, why)
+			msg := fmt.Sprintf("%s after %d attempt(s): %s", t.Status.Phase, latest-base+1, why)
 			return v.fail(obs, prev, failReason(t), msg)
 		}
 		v.status.Phase = v1alpha1.StepRetrying
 		v.status.Reason = failReason(t)
-		v.retryAt = retryTime(t, backoff(step, latest))
+		v.retryAt = retryTime(t, backoff(step, latest-base))
 		v.status.NextAttemptTime = new(metav1.NewTime(v.retryAt))
 		v.status.Message = fmt.Sprintf("attempt %d %s: %s", latest+1, t.Status.Phase, why)
 	default:
@@ -127,8 +137,11 @@ func (v stepView) fail(obs *observation, prev *v1alpha1.StepStatus, reason, msg 
 // with a running or retrying attempt is Failed, one that never started Skipped.
 func (v *stepView) stop(now time.Time, why string) {
 	switch v.status.Phase {
-	case v1alpha1.StepPending:
-		v.status.Phase = v1alpha1.StepSkipped
+	case v1alpha1.StepPending, v1alpha1.StepWaiting:
+		if v.status.Phase == v1alpha1.StepWaiting {
+			v.status.CompletionTime = new(stamp(now))
+		}
+		v.status.Phase, v.status.Reason = v1alpha1.StepSkipped, ""
 		v.status.Message = "not started: " + why
 	case v1alpha1.StepRunning, v1alpha1.StepRetrying:
 		v.status.Phase = v1alpha1.StepFailed

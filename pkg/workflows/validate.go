@@ -29,6 +29,9 @@ func validateSpec(spec *v1alpha1.WorkflowSpec) (*dag.Graph, error) {
 		if err := checkInput(spec, g, i); err != nil {
 			return nil, fmt.Errorf("step %q %w", step.Name, err)
 		}
+		if err := checkApproval(spec, g, i); err != nil {
+			return nil, fmt.Errorf("step %q approval message: %w", step.Name, err)
+		}
 	}
 	return g, nil
 }
@@ -63,6 +66,27 @@ func checkInput(spec *v1alpha1.WorkflowSpec, g *dag.Graph, i int) error {
 		}
 		if total = subst.SaturatingAdd(total, len(key)+n); total > v1alpha1.MaxInputBytes {
 			return &inputTooLargeError{key: key, total: true}
+		}
+	}
+	return nil
+}
+
+// checkApproval checks the references of approval step i's message.
+func checkApproval(spec *v1alpha1.WorkflowSpec, g *dag.Graph, i int) error {
+	gate := spec.Steps[i].Approval
+	if gate == nil {
+		return nil
+	}
+	segs, err := subst.Parse(gate.Message)
+	if err != nil {
+		return err
+	}
+	for _, seg := range segs {
+		if seg.Ref == nil {
+			continue
+		}
+		if err := checkRef(spec, g, i, *seg.Ref); err != nil {
+			return fmt.Errorf("%s: %w", seg.Ref, err)
 		}
 	}
 	return nil

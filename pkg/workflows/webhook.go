@@ -26,6 +26,8 @@ type Payload struct {
 	UID            types.UID     `json:"uid"`
 	UserID         string        `json:"userId"`
 	Phase          string        `json:"phase"`
+	Reason         string        `json:"reason,omitempty"`
+	Retries        int32         `json:"retries,omitempty"`
 	Message        string        `json:"message,omitempty"`
 	StartTime      *metav1.Time  `json:"startTime,omitempty"`
 	CompletionTime *metav1.Time  `json:"completionTime,omitempty"`
@@ -50,6 +52,10 @@ func payload(wf *v1alpha1.Workflow) ([]byte, error) {
 		Kind: "Workflow", Namespace: wf.Namespace, Name: wf.Name, UID: wf.UID, UserID: wf.Spec.UserID,
 		Phase: string(wf.Status.Phase), Message: wf.Status.Message, StartTime: wf.Status.StartTime,
 		CompletionTime: wf.Status.CompletionTime, Duration: wf.Status.Duration, Steps: []PayloadStep{},
+		Retries: wf.Status.Retries,
+	}
+	if c := meta.FindStatusCondition(wf.Status.Conditions, v1alpha1.ConditionReady); c != nil {
+		p.Reason = c.Reason
 	}
 	for _, s := range wf.Status.StepStatuses {
 		p.Steps = append(p.Steps, PayloadStep{
@@ -85,8 +91,17 @@ func (d deliveries) Load(ctx context.Context, key types.NamespacedName) (*webhoo
 	}
 	return &webhook.Delivery{
 		Object: wf, URL: wf.Spec.WebhookURL, SecretRef: wf.Spec.WebhookSecretRef, UserID: wf.Spec.UserID,
-		Body: body, IdempotencyKey: string(wf.UID) + "/completion", State: wf.Status.Webhook,
+		Body: body, IdempotencyKey: idempotencyKey(wf), State: wf.Status.Webhook,
 	}, nil
+}
+
+// idempotencyKey names the completion of the workflow's current run: each
+// retry ends in a completion of its own.
+func idempotencyKey(wf *v1alpha1.Workflow) string {
+	if wf.Status.Retries == 0 {
+		return string(wf.UID) + "/completion"
+	}
+	return fmt.Sprintf("%s/completion-retry-%d", wf.UID, wf.Status.Retries)
 }
 
 // errChanged is a status write refused because the workflow changed since it was read.

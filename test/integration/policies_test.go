@@ -148,6 +148,26 @@ func TestTenantPolicies(t *testing.T) {
 		_, err = asAlice.SchedulerV1alpha1().UserDeployments(alice).Update(t.Context(), ud, metav1.UpdateOptions{})
 		require.NoError(t, err, "an update that keeps the userId passes (finalizers can be removed)")
 	})
+	t.Run("approvals are made in their writer's name", func(t *testing.T) {
+		wf := validWorkflow(alice, "gated")
+		last := &wf.Spec.Steps[len(wf.Spec.Steps)-1]
+		*last = schedulerv1alpha1.WorkflowStep{Name: last.Name, DependsOn: last.DependsOn, Approval: &schedulerv1alpha1.ApprovalGate{}}
+		_, err := asAlice.SchedulerV1alpha1().Workflows(alice).Create(t.Context(), wf, metav1.CreateOptions{})
+		require.NoError(t, err)
+		decide := func(by string) error {
+			wf, err := asAlice.SchedulerV1alpha1().Workflows(alice).Get(t.Context(), "gated", metav1.GetOptions{})
+			require.NoError(t, err)
+			wf.Spec.Approvals = append(wf.Spec.Approvals, schedulerv1alpha1.Approval{Step: last.Name, Retry: int32(len(wf.Spec.Approvals)), By: by})
+			_, err = asAlice.SchedulerV1alpha1().Workflows(alice).Update(t.Context(), wf, metav1.UpdateOptions{})
+			return err
+		}
+		err = decide("bob")
+		require.Error(t, err)
+		assert.True(t, apierrors.IsForbidden(err) || apierrors.IsInvalid(err), "refused: %v", err)
+		assert.Contains(t, err.Error(), "spec.approvals[].by: a new approval must be made in the name of its writer, "+alice)
+		require.NoError(t, decide(alice))
+		require.NoError(t, decide(alice), "alice's earlier approval passes unchanged")
+	})
 	t.Run("the deployments manager deletes only namespaces it created", func(t *testing.T) {
 		asDeployments := kubernetes.NewForConfigOrDie(impersonate(env.Config, deploymentsSA, "system:masters"))
 		err := asDeployments.CoreV1().Namespaces().Delete(t.Context(), bob, metav1.DeleteOptions{})
@@ -206,7 +226,7 @@ func applyPolicies(t *testing.T, env *testenv.Env) {
 		name := obj.GetName()
 		t.Cleanup(func() { _ = rc.Delete(context.Background(), name, metav1.DeleteOptions{}) })
 	}
-	require.Equal(t, 8, n, "four policies and their bindings: tenant binding, step tasks, namespace and Job deletion")
+	require.Equal(t, 10, n, "five policies and their bindings: tenant binding, step tasks, approvals, namespace and Job deletion")
 }
 
 // waitPolicyActive waits until the tenant binding refuses a spoofed

@@ -87,7 +87,7 @@ var (
 
 func invalidCases() []invalidCase {
 	return slices.Concat(invalidUserDeploymentCases(), invalidDeploymentTemplateCases(),
-		invalidAgentTaskCases(), invalidAgentPodCases(), invalidSecretEnvCases(), invalidWorkflowCases())
+		invalidAgentTaskCases(), invalidAgentPodCases(), invalidSecretEnvCases(), invalidWorkflowCases(), invalidWorkflowControlCases())
 }
 
 // TestValidationBasesAreValid makes sure every invalid case starts from an
@@ -381,16 +381,19 @@ func TestValidationAcceptsBoundaryValues(t *testing.T) {
 // TestValidationAllowsMutableUpdates checks the immutability rules freeze only
 // what they claim: a UserDeployment's spec apart from userId, an AgentTask's
 // cancel and a template's spec change, with a new generation.
+// mutableCase is an update of a valid object the apiserver must accept.
+type mutableCase struct {
+	name   string
+	obj    objectFactory
+	update func(runtime.Object)
+}
+
 func TestValidationAllowsMutableUpdates(t *testing.T) {
 	env := testenv.Require(t)
 	dc := newDynamicClient(t, env.Config)
 	ensureNamespace(t, env.Config, validationNamespace)
 
-	tests := []struct {
-		name   string
-		obj    objectFactory
-		update func(runtime.Object)
-	}{
+	tests := append([]mutableCase{
 		{
 			name: "userdeployment stopped and scaled by hand",
 			obj:  newUserDeployment(nil),
@@ -413,7 +416,7 @@ func TestValidationAllowsMutableUpdates(t *testing.T) {
 			obj:    newDeploymentTemplate(nil),
 			update: as(func(d *deploymentTemplate) { d.Spec.Services[0].Image = "ghcr.io/opsnorth/web-app:1.5.0" }),
 		},
-	}
+	}, workflowControlUpdates()...)
 	for i, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := t.Context()

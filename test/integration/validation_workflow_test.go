@@ -129,7 +129,7 @@ func invalidWorkflowCases() []invalidCase {
 			name:   "workflow update spec",
 			obj:    newWorkflow(nil),
 			update: as(func(w *workflow) { w.Spec.Input["REPO_URL"] = "https://git.example.com/other.git" }),
-			field:  "spec", msg: "spec is immutable: create a new Workflow to run again",
+			field:  "spec", msg: "spec is immutable apart from suspend, stop, retry and approvals",
 		},
 	}...)
 }

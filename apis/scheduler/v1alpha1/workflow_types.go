@@ -4,14 +4,17 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// WorkflowPhase is where a Workflow is in its life. Succeeded and Failed are terminal.
-// +kubebuilder:validation:Enum=Pending;Running;Succeeded;Failed
+// WorkflowPhase is where a Workflow is in its life. Succeeded and Failed are
+// terminal, though a Failed workflow can be retried (spec.retry).
+// +kubebuilder:validation:Enum=Pending;Running;Suspended;Succeeded;Failed
 type WorkflowPhase string
 
 // Workflow phases.
 const (
-	WorkflowPending   WorkflowPhase = "Pending"
-	WorkflowRunning   WorkflowPhase = "Running"
+	WorkflowPending WorkflowPhase = "Pending"
+	WorkflowRunning WorkflowPhase = "Running"
+	// WorkflowSuspended: spec.suspend is set; no step starts until it is cleared.
+	WorkflowSuspended WorkflowPhase = "Suspended"
 	WorkflowSucceeded WorkflowPhase = "Succeeded"
 	WorkflowFailed    WorkflowPhase = "Failed"
 )
@@ -22,23 +25,28 @@ func (p WorkflowPhase) IsTerminal() bool {
 }
 
 // StepPhase is where one step of a Workflow is.
-// +kubebuilder:validation:Enum=Pending;Running;Retrying;Succeeded;Failed;Skipped
+// +kubebuilder:validation:Enum=Pending;Running;Waiting;Retrying;Succeeded;Failed;Skipped
 type StepPhase string
 
-// Step phases. Skipped marks steps that never started because the workflow
-// failed or timed out first.
+// Step phases. Waiting is an approval step waiting for a decision. Skipped
+// marks steps that never started because the workflow failed or timed out
+// first, and approval steps whose timeout skips them.
 const (
 	StepPending   StepPhase = "Pending"
 	StepRunning   StepPhase = "Running"
+	StepWaiting   StepPhase = "Waiting"
 	StepRetrying  StepPhase = "Retrying"
 	StepSucceeded StepPhase = "Succeeded"
 	StepFailed    StepPhase = "Failed"
 	StepSkipped   StepPhase = "Skipped"
 )
 
-// WorkflowSpec is an ordered list, or a DAG, of agent steps. The spec is
-// immutable: a workflow is a single execution.
-// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec is immutable: create a new Workflow to run again"
+// WorkflowSpec is an ordered list, or a DAG, of agent and approval steps.
+// The spec is immutable apart from its controls: suspend, stop, retry and
+// approvals.
+// +kubebuilder:validation:XValidation:rule="self.userId == oldSelf.userId && self.steps == oldSelf.steps && has(self.input) == has(oldSelf.input) && (!has(self.input) || self.input == oldSelf.input) && has(self.timeoutSeconds) == has(oldSelf.timeoutSeconds) && (!has(self.timeoutSeconds) || self.timeoutSeconds == oldSelf.timeoutSeconds) && has(self.timeoutCountsSuspension) == has(oldSelf.timeoutCountsSuspension) && (!has(self.timeoutCountsSuspension) || self.timeoutCountsSuspension == oldSelf.timeoutCountsSuspension) && has(self.webhookUrl) == has(oldSelf.webhookUrl) && (!has(self.webhookUrl) || self.webhookUrl == oldSelf.webhookUrl) && has(self.webhookSecretRef) == has(oldSelf.webhookSecretRef) && (!has(self.webhookSecretRef) || self.webhookSecretRef == oldSelf.webhookSecretRef) && has(self.ttlSecondsAfterFinished) == has(oldSelf.ttlSecondsAfterFinished) && (!has(self.ttlSecondsAfterFinished) || self.ttlSecondsAfterFinished == oldSelf.ttlSecondsAfterFinished)",message="spec is immutable apart from suspend, stop, retry and approvals: create a new Workflow to run other steps"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.approvals) || (has(self.approvals) && oldSelf.approvals.all(o, self.approvals.exists(a, a == o)))",message="spec.approvals can only be added to: a decision stays as it was made",fieldPath=".approvals"
+// +kubebuilder:validation:XValidation:rule="!has(self.approvals) || self.approvals.all(a, self.steps.exists(s, s.name == a.step && has(s.approval)))",message="spec.approvals[].step must name an approval step of this workflow",fieldPath=".approvals"
 // +kubebuilder:validation:XValidation:rule="self.steps.all(s, !has(s.dependsOn) || s.dependsOn.all(d, self.steps.exists(t, t.name == d)))",message="steps[].dependsOn must name steps of this workflow",fieldPath=".steps"
 // +kubebuilder:validation:XValidation:rule="self.steps.all(s, !has(s.dependsOn) || !(s.name in s.dependsOn))",message="a step cannot depend on itself",fieldPath=".steps"
 type WorkflowSpec struct {
@@ -90,9 +98,43 @@ type WorkflowSpec struct {
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=31536000
 	TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished,omitempty"`
+	// TimeoutCountsSuspension makes timeoutSeconds count the time the
+	// workflow spends suspended; by default suspended time is not counted.
+	// +optional
+	TimeoutCountsSuspension bool `json:"timeoutCountsSuspension,omitempty"`
+
+	// Suspend, while true, starts no new step: running steps finish and keep
+	// their outputs, and the workflow shows phase Suspended. Clearing it
+	// continues where the workflow was.
+	// +optional
+	Suspend bool `json:"suspend,omitempty"`
+	// Stop, when set on a workflow that has not finished, deletes its running
+	// step tasks (their pods stop) and ends it Failed with reason Stopped.
+	// Clear it (in the same write) to retry.
+	// +optional
+	Stop bool `json:"stop,omitempty"`
+	// Retry is the number of retries asked for. Raising it by one retries a
+	// Failed workflow: succeeded steps keep their outputs and do not run
+	// again, failed and skipped steps run again with the same inputs.
+	// status.retries counts the retries done.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=20
+	Retry int32 `json:"retry,omitempty"`
+	// Approvals are the decisions on approval steps. Entries can only be
+	// added (kubectl opsnorth approve).
+	// +optional
+	// +listType=map
+	// +listMapKey=step
+	// +listMapKey=retry
+	// +kubebuilder:validation:MaxItems=100
+	Approvals []Approval `json:"approvals,omitempty"`
 }
 
-// WorkflowStep is one agent run of a workflow.
+// WorkflowStep is one agent run of a workflow, or with approval, a wait for
+// a person's decision.
+// +kubebuilder:validation:XValidation:rule="has(self.image) != has(self.approval)",message="a step sets either image (an agent step) or approval (an approval step)"
+// +kubebuilder:validation:XValidation:rule="!has(self.approval) || !(has(self.command) || has(self.args) || has(self.input) || has(self.timeoutSeconds) || has(self.startTimeoutSeconds) || has(self.resources) || has(self.serviceAccountName) || has(self.retries) || has(self.env) || has(self.envFrom) || has(self.queueName))",message="an approval step runs no agent: it takes only name, dependsOn and approval"
 // +kubebuilder:validation:XValidation:rule="!has(self.env) || !has(self.input) || self.env.all(e, !(e.name in self.input))",message="env names must not repeat an input key",fieldPath=".env"
 type WorkflowStep struct {
 	// Name identifies the step: in dependsOn, in ${steps.NAME.output.KEY} and
@@ -101,11 +143,17 @@ type WorkflowStep struct {
 	// +kubebuilder:validation:MaxLength=40
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
 	Name string `json:"name"`
-	// Image is the agent's container image.
+	// Image is the agent's container image; an approval step has none.
+	// +optional
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=512
 	// +kubebuilder:validation:Pattern=`^[^\s]+$`
-	Image string `json:"image"`
+	Image string `json:"image,omitempty"`
+	// Approval makes the step wait for a decision in spec.approvals instead
+	// of running an agent. Its output is decision ("approved" or "skipped"),
+	// approver, comment and approvedAt.
+	// +optional
+	Approval *ApprovalGate `json:"approval,omitempty"`
 	// Command overrides the image's entrypoint.
 	// +optional
 	// +listType=atomic
@@ -190,9 +238,17 @@ type StepStatus struct {
 	// TaskName is the AgentTask of the step's latest attempt.
 	// +optional
 	TaskName string `json:"taskName,omitempty"`
-	// Attempts is the number of AgentTasks created for the step so far.
+	// Attempts is the number of AgentTasks created for the step so far, over
+	// all runs of the workflow.
 	// +optional
 	Attempts int32 `json:"attempts,omitempty"`
+	// FirstAttempt is the attempt the step's current run started at: the
+	// attempts before it belong to runs before a retry.
+	// +optional
+	FirstAttempt int32 `json:"firstAttempt,omitempty"`
+	// Approval is the decision an approval step took.
+	// +optional
+	Approval *ApprovalRecord `json:"approval,omitempty"`
 	// StartTime is when the step's first attempt was created.
 	// +optional
 	StartTime *metav1.Time `json:"startTime,omitempty"`
@@ -221,7 +277,7 @@ type StepStatus struct {
 
 // WorkflowStatus is the observed state of a Workflow.
 type WorkflowStatus struct {
-	// Phase is Pending, Running, Succeeded or Failed.
+	// Phase is Pending, Running, Suspended, Succeeded or Failed.
 	// +optional
 	Phase WorkflowPhase `json:"phase,omitempty"`
 	// CurrentStep is the index of the first step that has not finished; it
@@ -245,6 +301,22 @@ type WorkflowStatus struct {
 	// Message explains the phase in words, e.g. why the workflow failed.
 	// +optional
 	Message string `json:"message,omitempty"`
+	// SuspendTime is when the current suspension began; unset while the
+	// workflow is not suspended.
+	// +optional
+	SuspendTime *metav1.Time `json:"suspendTime,omitempty"`
+	// SuspendedSeconds is the time the current run spent suspended before
+	// SuspendTime; the timeout does not count it (spec.timeoutCountsSuspension).
+	// +optional
+	SuspendedSeconds int64 `json:"suspendedSeconds,omitempty"`
+	// Retries is the number of retries done (spec.retry asks for them).
+	// +optional
+	Retries int32 `json:"retries,omitempty"`
+	// RetryHistory records each retry: when, and why the run before failed.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=20
+	RetryHistory []RetryRecord `json:"retryHistory,omitempty"`
 	// Webhook records the delivery of the completion webhook.
 	// +optional
 	Webhook *WebhookDelivery `json:"webhook,omitempty"`
@@ -266,10 +338,12 @@ type WorkflowStatus struct {
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 63 && self.metadata.name.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must be a DNS label (at most 63 lowercase letters, digits and '-'): it prefixes the names of the step tasks"
+// +kubebuilder:validation:XValidation:rule="(has(self.spec.retry) ? self.spec.retry : 0) == (has(oldSelf.spec.retry) ? oldSelf.spec.retry : 0) || ((has(self.spec.retry) ? self.spec.retry : 0) == (has(oldSelf.spec.retry) ? oldSelf.spec.retry : 0) + 1 && !(has(self.spec.stop) && self.spec.stop) && has(oldSelf.status) && has(oldSelf.status.phase) && oldSelf.status.phase == 'Failed' && (has(oldSelf.status.retries) ? oldSelf.status.retries : 0) == (has(oldSelf.spec.retry) ? oldSelf.spec.retry : 0))",message="spec.retry: raise it by one, with spec.stop clear, to retry a Failed workflow whose last retry started"
 // +kubebuilder:resource:scope=Namespaced,shortName=wf,categories=scheduler
 // +kubebuilder:printcolumn:name="User",type=string,JSONPath=`.spec.userId`
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Step",type=integer,JSONPath=`.status.currentStep`
+// +kubebuilder:printcolumn:name="Retries",type=integer,JSONPath=`.status.retries`,priority=1
 // +kubebuilder:printcolumn:name="Duration",type=string,JSONPath=`.status.duration`
 // +kubebuilder:printcolumn:name="Message",type=string,JSONPath=`.status.message`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`

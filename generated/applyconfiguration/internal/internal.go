@@ -1154,6 +1154,56 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: webhook
       type:
         namedType: io.opsnorth.scheduler.apis.scheduler.v1alpha1.WebhookDelivery
+- name: io.opsnorth.scheduler.apis.scheduler.v1alpha1.Approval
+  map:
+    fields:
+    - name: by
+      type:
+        scalar: string
+      default: ""
+    - name: comment
+      type:
+        scalar: string
+    - name: decision
+      type:
+        scalar: string
+    - name: retry
+      type:
+        scalar: numeric
+      default: 0
+    - name: step
+      type:
+        scalar: string
+      default: ""
+- name: io.opsnorth.scheduler.apis.scheduler.v1alpha1.ApprovalGate
+  map:
+    fields:
+    - name: message
+      type:
+        scalar: string
+    - name: onTimeout
+      type:
+        scalar: string
+    - name: timeoutSeconds
+      type:
+        scalar: numeric
+- name: io.opsnorth.scheduler.apis.scheduler.v1alpha1.ApprovalRecord
+  map:
+    fields:
+    - name: by
+      type:
+        scalar: string
+      default: ""
+    - name: comment
+      type:
+        scalar: string
+    - name: decision
+      type:
+        scalar: string
+      default: ""
+    - name: time
+      type:
+        namedType: Time.v1.meta.apis.pkg.apimachinery.k8s.io
 - name: io.opsnorth.scheduler.apis.scheduler.v1alpha1.Autoscaling
   map:
     fields:
@@ -1335,6 +1385,25 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: maxBackoffSeconds
       type:
         scalar: numeric
+- name: io.opsnorth.scheduler.apis.scheduler.v1alpha1.RetryRecord
+  map:
+    fields:
+    - name: message
+      type:
+        scalar: string
+    - name: reason
+      type:
+        scalar: string
+      default: ""
+    - name: steps
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+    - name: time
+      type:
+        namedType: Time.v1.meta.apis.pkg.apimachinery.k8s.io
 - name: io.opsnorth.scheduler.apis.scheduler.v1alpha1.SecretEnvFromSource
   map:
     fields:
@@ -1409,12 +1478,18 @@ var schemaYAML = typed.YAMLObject(`types:
 - name: io.opsnorth.scheduler.apis.scheduler.v1alpha1.StepStatus
   map:
     fields:
+    - name: approval
+      type:
+        namedType: io.opsnorth.scheduler.apis.scheduler.v1alpha1.ApprovalRecord
     - name: attempts
       type:
         scalar: numeric
     - name: completionTime
       type:
         namedType: Time.v1.meta.apis.pkg.apimachinery.k8s.io
+    - name: firstAttempt
+      type:
+        scalar: numeric
     - name: message
       type:
         scalar: string
@@ -1709,11 +1784,23 @@ var schemaYAML = typed.YAMLObject(`types:
 - name: io.opsnorth.scheduler.apis.scheduler.v1alpha1.WorkflowSpec
   map:
     fields:
+    - name: approvals
+      type:
+        list:
+          elementType:
+            namedType: io.opsnorth.scheduler.apis.scheduler.v1alpha1.Approval
+          elementRelationship: associative
+          keys:
+          - step
+          - retry
     - name: input
       type:
         map:
           elementType:
             scalar: string
+    - name: retry
+      type:
+        scalar: numeric
     - name: steps
       type:
         list:
@@ -1722,6 +1809,15 @@ var schemaYAML = typed.YAMLObject(`types:
           elementRelationship: associative
           keys:
           - name
+    - name: stop
+      type:
+        scalar: boolean
+    - name: suspend
+      type:
+        scalar: boolean
+    - name: timeoutCountsSuspension
+      type:
+        scalar: boolean
     - name: timeoutSeconds
       type:
         scalar: numeric
@@ -1767,6 +1863,15 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: phase
       type:
         scalar: string
+    - name: retries
+      type:
+        scalar: numeric
+    - name: retryHistory
+      type:
+        list:
+          elementType:
+            namedType: io.opsnorth.scheduler.apis.scheduler.v1alpha1.RetryRecord
+          elementRelationship: atomic
     - name: startTime
       type:
         namedType: Time.v1.meta.apis.pkg.apimachinery.k8s.io
@@ -1778,6 +1883,12 @@ var schemaYAML = typed.YAMLObject(`types:
           elementRelationship: associative
           keys:
           - name
+    - name: suspendTime
+      type:
+        namedType: Time.v1.meta.apis.pkg.apimachinery.k8s.io
+    - name: suspendedSeconds
+      type:
+        scalar: numeric
     - name: webhook
       type:
         namedType: io.opsnorth.scheduler.apis.scheduler.v1alpha1.WebhookDelivery
@@ -1787,6 +1898,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: affinity
       type:
         namedType: Affinity.v1.core.api.k8s.io
+    - name: approval
+      type:
+        namedType: io.opsnorth.scheduler.apis.scheduler.v1alpha1.ApprovalGate
     - name: args
       type:
         list:
@@ -1822,7 +1936,6 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: image
       type:
         scalar: string
-      default: ""
     - name: input
       type:
         map:

@@ -34,8 +34,14 @@ type StepStatusApplyConfiguration struct {
 	Phase *schedulerv1alpha1.StepPhase `json:"phase,omitempty"`
 	// TaskName is the AgentTask of the step's latest attempt.
 	TaskName *string `json:"taskName,omitempty"`
-	// Attempts is the number of AgentTasks created for the step so far.
+	// Attempts is the number of AgentTasks created for the step so far, over
+	// all runs of the workflow.
 	Attempts *int32 `json:"attempts,omitempty"`
+	// FirstAttempt is the attempt the step's current run started at: the
+	// attempts before it belong to runs before a retry.
+	FirstAttempt *int32 `json:"firstAttempt,omitempty"`
+	// Approval is the decision an approval step took.
+	Approval *ApprovalRecordApplyConfiguration `json:"approval,omitempty"`
 	// StartTime is when the step's first attempt was created.
 	StartTime *v1.Time `json:"startTime,omitempty"`
 	// CompletionTime is when the step reached Succeeded or Failed.
@@ -90,6 +96,22 @@ func (b *StepStatusApplyConfiguration) WithTaskName(value string) *StepStatusApp
 // If called multiple times, the Attempts field is set to the value of the last call.
 func (b *StepStatusApplyConfiguration) WithAttempts(value int32) *StepStatusApplyConfiguration {
 	b.Attempts = &value
+	return b
+}
+
+// WithFirstAttempt sets the FirstAttempt field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the FirstAttempt field is set to the value of the last call.
+func (b *StepStatusApplyConfiguration) WithFirstAttempt(value int32) *StepStatusApplyConfiguration {
+	b.FirstAttempt = &value
+	return b
+}
+
+// WithApproval sets the Approval field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Approval field is set to the value of the last call.
+func (b *StepStatusApplyConfiguration) WithApproval(value *ApprovalRecordApplyConfiguration) *StepStatusApplyConfiguration {
+	b.Approval = value
 	return b
 }
 

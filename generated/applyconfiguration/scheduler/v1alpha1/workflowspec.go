@@ -21,8 +21,9 @@ package v1alpha1
 // WorkflowSpecApplyConfiguration represents a declarative configuration of the WorkflowSpec type for use
 // with apply.
 //
-// WorkflowSpec is an ordered list, or a DAG, of agent steps. The spec is
-// immutable: a workflow is a single execution.
+// WorkflowSpec is an ordered list, or a DAG, of agent and approval steps.
+// The spec is immutable apart from its controls: suspend, stop, retry and
+// approvals.
 type WorkflowSpecApplyConfiguration struct {
 	// UserID is the user the workflow runs for; every step's AgentTask carries it.
 	UserID *string `json:"userId,omitempty"`
@@ -51,6 +52,25 @@ type WorkflowSpecApplyConfiguration struct {
 	// manager's --default-workflow-ttl-seconds-after-finished (by default
 	// the workflow is kept).
 	TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished,omitempty"`
+	// TimeoutCountsSuspension makes timeoutSeconds count the time the
+	// workflow spends suspended; by default suspended time is not counted.
+	TimeoutCountsSuspension *bool `json:"timeoutCountsSuspension,omitempty"`
+	// Suspend, while true, starts no new step: running steps finish and keep
+	// their outputs, and the workflow shows phase Suspended. Clearing it
+	// continues where the workflow was.
+	Suspend *bool `json:"suspend,omitempty"`
+	// Stop, when set on a workflow that has not finished, deletes its running
+	// step tasks (their pods stop) and ends it Failed with reason Stopped.
+	// Clear it (in the same write) to retry.
+	Stop *bool `json:"stop,omitempty"`
+	// Retry is the number of retries asked for. Raising it by one retries a
+	// Failed workflow: succeeded steps keep their outputs and do not run
+	// again, failed and skipped steps run again with the same inputs.
+	// status.retries counts the retries done.
+	Retry *int32 `json:"retry,omitempty"`
+	// Approvals are the decisions on approval steps. Entries can only be
+	// added (kubectl opsnorth approve).
+	Approvals []ApprovalApplyConfiguration `json:"approvals,omitempty"`
 }
 
 // WorkflowSpecApplyConfiguration constructs a declarative configuration of the WorkflowSpec type for use with
@@ -123,5 +143,50 @@ func (b *WorkflowSpecApplyConfiguration) WithWebhookSecretRef(value *SecretKeyRe
 // If called multiple times, the TTLSecondsAfterFinished field is set to the value of the last call.
 func (b *WorkflowSpecApplyConfiguration) WithTTLSecondsAfterFinished(value int32) *WorkflowSpecApplyConfiguration {
 	b.TTLSecondsAfterFinished = &value
+	return b
+}
+
+// WithTimeoutCountsSuspension sets the TimeoutCountsSuspension field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the TimeoutCountsSuspension field is set to the value of the last call.
+func (b *WorkflowSpecApplyConfiguration) WithTimeoutCountsSuspension(value bool) *WorkflowSpecApplyConfiguration {
+	b.TimeoutCountsSuspension = &value
+	return b
+}
+
+// WithSuspend sets the Suspend field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Suspend field is set to the value of the last call.
+func (b *WorkflowSpecApplyConfiguration) WithSuspend(value bool) *WorkflowSpecApplyConfiguration {
+	b.Suspend = &value
+	return b
+}
+
+// WithStop sets the Stop field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Stop field is set to the value of the last call.
+func (b *WorkflowSpecApplyConfiguration) WithStop(value bool) *WorkflowSpecApplyConfiguration {
+	b.Stop = &value
+	return b
+}
+
+// WithRetry sets the Retry field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Retry field is set to the value of the last call.
+func (b *WorkflowSpecApplyConfiguration) WithRetry(value int32) *WorkflowSpecApplyConfiguration {
+	b.Retry = &value
+	return b
+}
+
+// WithApprovals adds the given value to the Approvals field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the Approvals field.
+func (b *WorkflowSpecApplyConfiguration) WithApprovals(values ...*ApprovalApplyConfiguration) *WorkflowSpecApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithApprovals")
+		}
+		b.Approvals = append(b.Approvals, *values[i])
+	}
 	return b
 }

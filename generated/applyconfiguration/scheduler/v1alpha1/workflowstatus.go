@@ -29,7 +29,7 @@ import (
 //
 // WorkflowStatus is the observed state of a Workflow.
 type WorkflowStatusApplyConfiguration struct {
-	// Phase is Pending, Running, Succeeded or Failed.
+	// Phase is Pending, Running, Suspended, Succeeded or Failed.
 	Phase *schedulerv1alpha1.WorkflowPhase `json:"phase,omitempty"`
 	// CurrentStep is the index of the first step that has not finished; it
 	// equals the number of steps once all have.
@@ -44,6 +44,16 @@ type WorkflowStatusApplyConfiguration struct {
 	Duration *string `json:"duration,omitempty"`
 	// Message explains the phase in words, e.g. why the workflow failed.
 	Message *string `json:"message,omitempty"`
+	// SuspendTime is when the current suspension began; unset while the
+	// workflow is not suspended.
+	SuspendTime *v1.Time `json:"suspendTime,omitempty"`
+	// SuspendedSeconds is the time the current run spent suspended before
+	// SuspendTime; the timeout does not count it (spec.timeoutCountsSuspension).
+	SuspendedSeconds *int64 `json:"suspendedSeconds,omitempty"`
+	// Retries is the number of retries done (spec.retry asks for them).
+	Retries *int32 `json:"retries,omitempty"`
+	// RetryHistory records each retry: when, and why the run before failed.
+	RetryHistory []RetryRecordApplyConfiguration `json:"retryHistory,omitempty"`
 	// Webhook records the delivery of the completion webhook.
 	Webhook *WebhookDeliveryApplyConfiguration `json:"webhook,omitempty"`
 	// ObservedGeneration is the generation of the spec this status describes.
@@ -116,6 +126,43 @@ func (b *WorkflowStatusApplyConfiguration) WithDuration(value string) *WorkflowS
 // If called multiple times, the Message field is set to the value of the last call.
 func (b *WorkflowStatusApplyConfiguration) WithMessage(value string) *WorkflowStatusApplyConfiguration {
 	b.Message = &value
+	return b
+}
+
+// WithSuspendTime sets the SuspendTime field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the SuspendTime field is set to the value of the last call.
+func (b *WorkflowStatusApplyConfiguration) WithSuspendTime(value v1.Time) *WorkflowStatusApplyConfiguration {
+	b.SuspendTime = &value
+	return b
+}
+
+// WithSuspendedSeconds sets the SuspendedSeconds field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the SuspendedSeconds field is set to the value of the last call.
+func (b *WorkflowStatusApplyConfiguration) WithSuspendedSeconds(value int64) *WorkflowStatusApplyConfiguration {
+	b.SuspendedSeconds = &value
+	return b
+}
+
+// WithRetries sets the Retries field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Retries field is set to the value of the last call.
+func (b *WorkflowStatusApplyConfiguration) WithRetries(value int32) *WorkflowStatusApplyConfiguration {
+	b.Retries = &value
+	return b
+}
+
+// WithRetryHistory adds the given value to the RetryHistory field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the RetryHistory field.
+func (b *WorkflowStatusApplyConfiguration) WithRetryHistory(values ...*RetryRecordApplyConfiguration) *WorkflowStatusApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithRetryHistory")
+		}
+		b.RetryHistory = append(b.RetryHistory, *values[i])
+	}
 	return b
 }
 

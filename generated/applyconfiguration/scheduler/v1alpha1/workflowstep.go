@@ -26,13 +26,18 @@ import (
 // WorkflowStepApplyConfiguration represents a declarative configuration of the WorkflowStep type for use
 // with apply.
 //
-// WorkflowStep is one agent run of a workflow.
+// WorkflowStep is one agent run of a workflow, or with approval, a wait for
+// a person's decision.
 type WorkflowStepApplyConfiguration struct {
 	// Name identifies the step: in dependsOn, in ${steps.NAME.output.KEY} and
 	// in the name of its AgentTask.
 	Name *string `json:"name,omitempty"`
-	// Image is the agent's container image.
+	// Image is the agent's container image; an approval step has none.
 	Image *string `json:"image,omitempty"`
+	// Approval makes the step wait for a decision in spec.approvals instead
+	// of running an agent. Its output is decision ("approved" or "skipped"),
+	// approver, comment and approvedAt.
+	Approval *ApprovalGateApplyConfiguration `json:"approval,omitempty"`
 	// Command overrides the image's entrypoint.
 	Command []string `json:"command,omitempty"`
 	// Args are the arguments to the entrypoint.
@@ -81,6 +86,14 @@ func (b *WorkflowStepApplyConfiguration) WithName(value string) *WorkflowStepApp
 // If called multiple times, the Image field is set to the value of the last call.
 func (b *WorkflowStepApplyConfiguration) WithImage(value string) *WorkflowStepApplyConfiguration {
 	b.Image = &value
+	return b
+}
+
+// WithApproval sets the Approval field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Approval field is set to the value of the last call.
+func (b *WorkflowStepApplyConfiguration) WithApproval(value *ApprovalGateApplyConfiguration) *WorkflowStepApplyConfiguration {
+	b.Approval = value
 	return b
 }
 
