@@ -41,11 +41,16 @@ verify: generate manifests ## Regenerate everything and fail if the tree changed
 	done
 
 .PHONY: build
-build: ## Build the three manager binaries into bin/.
+build: ## Build the three manager binaries and the kubectl plugin into bin/.
 	@mkdir -p bin
 	for c in $(COMPONENTS); do \
 		CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o bin/$$c ./cmd/$$c; \
 	done
+	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o bin/kubectl-opsnorth ./cmd/kubectl-opsnorth
+
+.PHONY: plugin-release
+plugin-release: ## kubectl-opsnorth archives for krew's platforms and the filled-in krew manifest, in _output/release. VERSION=v… RELEASE_URL=<where the archives are published>.
+	scripts/plugin-release.sh $(VERSION) $(RELEASE_URL)
 
 .PHONY: lint
 lint: ## gofmt, go vet and golangci-lint.

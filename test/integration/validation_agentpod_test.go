@@ -114,7 +114,20 @@ func invalidAgentPodCases() []invalidCase {
 // TestSpecImmutability: the AgentTask's immutability rule names every spec
 // field but cancel, so a field added later cannot become mutable unnoticed.
 func TestSpecImmutability(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join(repoRoot(t), "manifests", "crd", "scheduler.opsnorth.io_agenttasks.yaml"))
+	rule := immutabilityRule(t, "scheduler.opsnorth.io_agenttasks.yaml")
+	for _, field := range jsonFields(reflect.TypeFor[schedulerv1alpha1.AgentTaskSpec]()) {
+		if field == "cancel" {
+			assert.NotContains(t, rule, "self.cancel ==")
+			continue
+		}
+		assert.Contains(t, rule, "self."+field+" == oldSelf."+field, "spec.%s is missing from the immutability rule", field)
+	}
+}
+
+// immutabilityRule is the "spec is immutable" rule of the CRD in file.
+func immutabilityRule(t *testing.T, file string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(repoRoot(t), "manifests", "crd", file))
 	require.NoError(t, err)
 	crd := &apiextensionsv1.CustomResourceDefinition{}
 	require.NoError(t, yaml.Unmarshal(data, crd))
@@ -125,13 +138,7 @@ func TestSpecImmutability(t *testing.T) {
 		}
 	}
 	require.NotEmpty(t, rule)
-	for _, field := range jsonFields(reflect.TypeFor[schedulerv1alpha1.AgentTaskSpec]()) {
-		if field == "cancel" {
-			assert.NotContains(t, rule, "self.cancel ==")
-			continue
-		}
-		assert.Contains(t, rule, "self."+field+" == oldSelf."+field, "spec.%s is missing from the immutability rule", field)
-	}
+	return rule
 }
 
 // jsonFields are the JSON names of t's fields, inlined structs flattened.

@@ -1,17 +1,11 @@
 package integration
 
 import (
-	"os"
-	"path/filepath"
 	"reflect"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/yaml"
 
 	schedulerv1alpha1 "opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 )
@@ -124,17 +118,7 @@ func workflowControlUpdates() []mutableCase {
 // TestWorkflowImmutability fails when a WorkflowSpec field is neither a
 // control nor named by the immutability rule.
 func TestWorkflowImmutability(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join(repoRoot(t), "manifests", "crd", "scheduler.opsnorth.io_workflows.yaml"))
-	require.NoError(t, err)
-	crd := &apiextensionsv1.CustomResourceDefinition{}
-	require.NoError(t, yaml.Unmarshal(data, crd))
-	var rule string
-	for _, v := range crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].XValidations {
-		if strings.HasPrefix(v.Message, "spec is immutable") {
-			rule = v.Rule
-		}
-	}
-	require.NotEmpty(t, rule)
+	rule := immutabilityRule(t, "scheduler.opsnorth.io_workflows.yaml")
 	for _, field := range jsonFields(reflect.TypeFor[schedulerv1alpha1.WorkflowSpec]()) {
 		if workflowControls[field] {
 			assert.NotContains(t, rule, "self."+field+" ==", "spec.%s is a control and must stay mutable", field)

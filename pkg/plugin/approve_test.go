@@ -1,0 +1,99 @@
+package plugin
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
+	ac "opsnorth.io/scheduler/generated/applyconfiguration/scheduler/v1alpha1"
+)
+
+// twoGates is a DAG in its second run (one retry) with two approval steps
+// waiting after a build.
+func twoGates() *v1alpha1.Workflow {
+	wf := workflow("release", agentStep("build"), approvalStep("legal", "License check", "build"),
+		approvalStep("security", "Threat model?", "build"), agentStep("ship", "legal", "security"))
+	wf.Spec.Retry = 1
+	wf.Status = v1alpha1.WorkflowStatus{Phase: v1alpha1.WorkflowRunning, StartTime: at(0), Retries: 1,
+		StepStatuses: []v1alpha1.StepStatus{
+			{Name: "build", Phase: v1alpha1.StepSucceeded, Attempts: 2, FirstAttempt: 1, TaskName: taskName("release", "build", 1),
+				StartTime: at(0), CompletionTime: at(60)},
+			{Name: "legal", Phase: v1alpha1.StepWaiting, StartTime: at(60), Message: "License check"},
+			{Name: "security", Phase: v1alpha1.StepWaiting, StartTime: at(60), Message: "Threat model?"},
+		}}
+	return wf
+}
+
+// owned is what the plugin's field manager owns of the workflow.
+func (k *cluster) owned(name string) *ac.WorkflowSpecApplyConfiguration {
+	k.t.Helper()
+	got, err := ac.ExtractWorkflow(k.workflow(name), FieldManager)
+	require.NoError(k.t, err)
+	return got.Spec
+}
+
+// TestApprove writes decisions by server-side apply as the caller, owning
+// only the entries it added, and refuses steps that are not approval
+// steps, not waiting, or already decided, before writing anything.
+func TestApprove(t *testing.T) {
+	k := newCluster(t, "approve")
+	k.createWorkflow(waitingApproval())
+	k.createWorkflow(twoGates())
+
+	t.Run("approve", func(t *testing.T) {
+		k := k.in(t)
+		r := k.run("approve", "draft-review", "review", "--comment", "looks good")
+		require.NoError(t, r.err)
+		golden(t, "approve", r.text())
+		want := v1alpha1.Approval{Step: "review", Retry: 0, Decision: v1alpha1.DecisionApprove, By: user, Comment: "looks good"}
+		assert.Equal(t, []v1alpha1.Approval{want}, k.workflow("draft-review").Spec.Approvals)
+		assert.Equal(t, ac.WorkflowSpec().WithApprovals(ac.Approval().WithStep("review").WithRetry(0).
+			WithDecision(v1alpha1.DecisionApprove).WithBy(user).WithComment("looks good")), k.owned("draft-review"),
+			"the plugin owns the one entry and nothing else of the spec")
+
+		// The workflows manager records the decision; get shows the approver.
+		k.setWorkflowStatus("draft-review", func(st *v1alpha1.WorkflowStatus) {
+			st.StepStatuses[1] = v1alpha1.StepStatus{Name: "review", Phase: v1alpha1.StepSucceeded, StartTime: at(120), CompletionTime: at(200),
+				Approval: &v1alpha1.ApprovalRecord{Decision: v1alpha1.DecisionApprove, By: user, Comment: "looks good", Time: *at(200)},
+				Output:   map[string]string{"decision": "approved", "approver": user, "comment": "looks good", "approvedAt": "2026-11-30T10:03:20Z"}}
+		})
+		golden(t, "approve-then-get", k.run("get", "wf", "draft-review").text())
+	})
+
+	t.Run("approve-and-reject-in-a-retry", func(t *testing.T) {
+		k := k.in(t)
+		r1 := k.run("approve", "release", "legal")
+		require.NoError(t, r1.err)
+		r2 := k.run("approve", "release", "security", "--reject", "--comment", "no threat model")
+		require.NoError(t, r2.err)
+		golden(t, "approve-reject", r1.text()+r2.text())
+		assert.Equal(t, []v1alpha1.Approval{
+			{Step: "legal", Retry: 1, Decision: v1alpha1.DecisionApprove, By: user},
+			{Step: "security", Retry: 1, Decision: v1alpha1.DecisionReject, By: user, Comment: "no threat model"},
+		}, k.workflow("release").Spec.Approvals, "decisions belong to the run they were made in (status.retries)")
+		assert.Equal(t, ac.WorkflowSpec().WithApprovals(
+			ac.Approval().WithStep("legal").WithRetry(1).WithDecision(v1alpha1.DecisionApprove).WithBy(user),
+			ac.Approval().WithStep("security").WithRetry(1).WithDecision(v1alpha1.DecisionReject).WithBy(user).WithComment("no threat model"),
+		), k.owned("release"), "a second apply keeps the first entry")
+	})
+
+	t.Run("refusals", func(t *testing.T) {
+		k := k.in(t)
+		pending := waitingApproval()
+		pending.Name = "not-yet"
+		pending.Status.StepStatuses[0] = v1alpha1.StepStatus{Name: "draft", Phase: v1alpha1.StepRunning, Attempts: 1,
+			TaskName: taskName("not-yet", "draft", 0), StartTime: at(0)}
+		pending.Status.StepStatuses[1] = v1alpha1.StepStatus{Name: "review", Phase: v1alpha1.StepPending}
+		k.createWorkflow(pending)
+		runGolden(t, k, []getCase{
+			{golden: "approve-not-an-approval-step", args: []string{"approve", "not-yet", "draft"}, wantErr: "draft of workflow not-yet is not an approval step"},
+			{golden: "approve-not-waiting", args: []string{"approve", "not-yet", "review"}, wantErr: "is not waiting for approval (phase Pending)"},
+			{golden: "approve-already-decided", args: []string{"approve", "release", "legal", "--reject"}, wantErr: "already has a decision in this run: Approve by alice"},
+			{golden: "approve-no-such-step", args: []string{"approve", "not-yet", "deploy"}, wantErr: `has no step "deploy"`},
+		})
+		assert.Empty(t, k.workflow("not-yet").Spec.Approvals, "a refusal writes nothing")
+		assert.Len(t, k.workflow("release").Spec.Approvals, 2)
+	})
+}
