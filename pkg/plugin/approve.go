@@ -2,14 +2,15 @@ package plugin
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/spf13/cobra"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
-	ac "opsnorth.io/scheduler/generated/applyconfiguration/scheduler/v1alpha1"
 )
 
 func newApproveCommand(o *Options) *cobra.Command {
@@ -18,10 +19,10 @@ func newApproveCommand(o *Options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "approve WORKFLOW STEP",
 		Short: "Approve (or with --reject, reject) an approval step that is waiting",
-		Long: "approve adds your decision to the workflow's spec.approvals, for the current run\n" +
-			"(status.retries), signed with your username as the API server knows you. It is written with\n" +
-			"server-side apply by the field manager " + FieldManager + ", which owns only the entries it\n" +
-			"added. A step that is not an approval step, not waiting, or already decided is refused.",
+		Long: "approve appends your decision to the workflow's spec.approvals, for the current run\n" +
+			"(status.retries), signed with your username as the API server knows you, with a JSON patch\n" +
+			"that only adds (field manager " + FieldManager + "). A step that is not an approval step, not\n" +
+			"waiting, or already decided is refused; so is a second decision that races yours.",
 		Example: "  kubectl opsnorth approve research-report review --comment 'sources checked'\n" +
 			"  kubectl opsnorth approve research-report review --reject --comment 'wrong sources'",
 		Args: cobra.ExactArgs(2),
@@ -55,24 +56,13 @@ func (o *Options) approve(ctx context.Context, c *clients, wfName, stepName stri
 	if err != nil {
 		return err
 	}
-	entry := ac.Approval().WithStep(stepName).WithRetry(wf.Status.Retries).WithDecision(decision).WithBy(user)
-	if comment != "" {
-		entry.WithComment(comment)
-	}
-	// Apply what this field manager applied before plus the new entry: an
-	// entry left out of an apply would be removed.
-	owned, err := ac.ExtractWorkflow(wf, FieldManager)
+	entry := v1alpha1.Approval{Step: stepName, Retry: wf.Status.Retries, Decision: decision, By: user, Comment: comment}
+	patch, err := appendApproval(wf, entry)
 	if err != nil {
-		return fmt.Errorf("read the approvals %s applied to workflow %s: %w", FieldManager, wfName, err)
+		return err
 	}
-	approvals := []*ac.ApprovalApplyConfiguration{}
-	if owned.Spec != nil {
-		for i := range owned.Spec.Approvals {
-			approvals = append(approvals, &owned.Spec.Approvals[i])
-		}
-	}
-	apply := ac.Workflow(wf.Name, wf.Namespace).WithSpec(ac.WorkflowSpec().WithApprovals(append(approvals, entry)...))
-	if _, err := c.scheduler().Workflows(wf.Namespace).Apply(ctx, apply, metav1.ApplyOptions{FieldManager: FieldManager}); err != nil {
+	_, err = c.scheduler().Workflows(wf.Namespace).Patch(ctx, wf.Name, types.JSONPatchType, patch, metav1.PatchOptions{FieldManager: FieldManager})
+	if err != nil {
 		return fmt.Errorf("write the decision on step %s of workflow %s: %w", stepName, wfName, err)
 	}
 	verb := "approved"
@@ -81,6 +71,25 @@ func (o *Options) approve(ctx context.Context, c *clients, wfName, stepName stri
 	}
 	_, err = fmt.Fprintf(o.Out, "workflow %s: step %s %s by %s\n", wfName, stepName, verb, user)
 	return err
+}
+
+// appendApproval is a JSON patch that appends entry to spec.approvals. It
+// never replaces a decision: the first one creates the list only while it
+// is still absent (the test), and the CRD refuses a second decision on the
+// same step and run.
+func appendApproval(wf *v1alpha1.Workflow, entry v1alpha1.Approval) ([]byte, error) {
+	ops := []map[string]any{{"op": "add", "path": "/spec/approvals/-", "value": entry}}
+	if len(wf.Spec.Approvals) == 0 {
+		ops = []map[string]any{
+			{"op": "test", "path": "/metadata/resourceVersion", "value": wf.ResourceVersion},
+			{"op": "add", "path": "/spec/approvals", "value": []v1alpha1.Approval{entry}},
+		}
+	}
+	patch, err := json.Marshal(ops)
+	if err != nil {
+		return nil, fmt.Errorf("encode the approval: %w", err)
+	}
+	return patch, nil
 }
 
 // approvable refuses, before any write, a step that is not an approval
