@@ -20,6 +20,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
+
+	"opsnorth.io/scheduler/pkg/labelkeys"
 )
 
 // Kueue (sigs.k8s.io/kueue) run for real against a local cluster: its manager
@@ -252,7 +254,16 @@ func (c *Cluster) createKueueSecret(ctx context.Context) error {
 	return nil
 }
 
-// CreateKueueQueue makes the LocalQueue name in namespace admit at most
+// sharedLocalQueue is a LocalQueue every user's AgentTasks may name: the
+// tasks manager refuses a queue labelled for neither the task's user nor
+// sharing, as it does a Secret.
+func sharedLocalQueue(namespace, name, clusterQueue string) *unstructured.Unstructured {
+	lq := kueueObject("LocalQueue", namespace, name, map[string]any{"clusterQueue": clusterQueue})
+	lq.SetLabels(map[string]string{labelkeys.Shared: labelkeys.SharedValue})
+	return lq
+}
+
+// CreateKueueQueue makes the shared LocalQueue name in namespace admit at most
 // maxPods pods at a time (so maxPods single-pod Jobs), and waits until Kueue
 // reports it Active (Kueue must run), at most a minute. It applies a ResourceFlavor and a
 // ClusterQueue, both named <namespace>-<name>, the ClusterQueue taking
@@ -288,7 +299,7 @@ func (c *Cluster) CreateKueueQueue(ctx context.Context, namespace, name string, 
 				}},
 			}},
 		}),
-		kueueObject("LocalQueue", namespace, name, map[string]any{"clusterQueue": cq}),
+		sharedLocalQueue(namespace, name, cq),
 	}
 	for _, obj := range objects {
 		if err := c.applyKueueObject(ctx, obj); err != nil {

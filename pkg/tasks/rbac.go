@@ -15,7 +15,7 @@ package tasks
 // them. Pods are only watched, and so are the Job controller's FailedCreate
 // events (through the core API, which serves those of both event APIs).
 // Webhook signing secrets are read with a single GET in the task namespace;
-// before a Job is created, the metadata of the ServiceAccount and Secrets a
+// before a Job is created, the metadata of the ServiceAccount, Secrets and Kueue LocalQueue a
 // task names is read the same way, to check they are labelled for the
 // task's user, and the Secrets its env and envFrom read are then read in
 // full for their key names (never kept, logged or written); ServiceAccounts are watched too (names only), so a task
@@ -32,4 +32,5 @@ package tasks
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=list;watch
 // +kubebuilder:rbac:namespace=agent-tasks,groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:namespace=agent-tasks,groups="",resources=secrets,verbs=get
+// +kubebuilder:rbac:namespace=agent-tasks,groups=kueue.x-k8s.io,resources=localqueues,verbs=get
 // +kubebuilder:rbac:namespace=agent-tasks,groups="",resources=serviceaccounts,verbs=get;list;watch

@@ -7,7 +7,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
@@ -32,7 +34,16 @@ const (
 	// make (with the prefix) an environment variable the rules of input
 	// keys refuse, or one the input or env sets already.
 	ReasonSecretKeyRefused = "SecretKeyRefused"
+	// ReasonQueueNotFound: the Kueue LocalQueue queueName names does not
+	// exist (yet), or Kueue is not installed.
+	ReasonQueueNotFound = "QueueNotFound"
 )
+
+// localQueueVersions are the Kueue API versions a LocalQueue is read in,
+// newest first: v1beta2 since Kueue 0.15, v1beta1 before.
+var localQueueVersions = []schema.GroupVersion{
+	{Group: "kueue.x-k8s.io", Version: "v1beta2"}, {Group: "kueue.x-k8s.io", Version: "v1beta1"},
+}
 
 // missingSecretPoll is how often a task waiting for a Secret (or for a
 // Secret's keys to be right) looks again; Secrets are not watched.
@@ -46,18 +57,24 @@ type reference struct {
 	mayBeMissing bool
 }
 
-// references lists the ServiceAccount and Secrets the task names. A
+// references lists the ServiceAccount, Secrets and LocalQueue the task names. A
 // missing webhook signing Secret is allowed here: the delivery reads it,
 // labels included, on every attempt, so creating it later heals the
 // webhook. A missing ServiceAccount, pull Secret or Secret of env or
 // envFrom would leave the pod uncreated, the image unpulled or the agent
 // unstarted, so the task waits for it. A Secret that env or envFrom names
 // after a pull Secret, env or envFrom did is listed once, with the first
-// field; a webhook signing Secret that they name must exist too.
+// field; a webhook signing Secret that they name must exist too. A LocalQueue
+// must exist and be the user's or shared like the rest: a Job in a queue
+// nobody admits would wait for ever, and a user's tasks must not spend
+// another's quota.
 func references(task *v1alpha1.AgentTask) []reference {
 	var refs []reference
 	if name := task.Spec.ServiceAccountName; name != "" {
 		refs = append(refs, reference{Ref: tenancy.Ref{Field: "spec.serviceAccountName", Kind: "ServiceAccount", Name: name}})
+	}
+	if name := task.Spec.QueueName; name != "" {
+		refs = append(refs, reference{Ref: tenancy.Ref{Field: "spec.queueName", Kind: "LocalQueue", Name: name}})
 	}
 	required := map[string]bool{}
 	secret := func(field, name string) {
@@ -102,8 +119,11 @@ type referenceProblem struct {
 // missing is the problem of ref's object not existing in namespace.
 func missing(ref tenancy.Ref, namespace string) *referenceProblem {
 	reason := ReasonSecretNotFound
-	if ref.Kind == "ServiceAccount" {
+	switch ref.Kind {
+	case "ServiceAccount":
 		reason = refusal.ReasonServiceAccountNotFound
+	case "LocalQueue":
+		reason = ReasonQueueNotFound
 	}
 	return &referenceProblem{Reason: reason, Wait: true, Kind: ref.Kind,
 		Message: fmt.Sprintf("%s: %s %s/%s not found", ref.Field, ref.Kind, namespace, ref.Name)}
@@ -123,10 +143,12 @@ func notAllowed(err error) *referenceProblem {
 // checked after, by checkSecretKeys, once the Secrets are known allowed.
 func (r *Reconciler) checkReferences(ctx context.Context, task *v1alpha1.AgentTask) (*referenceProblem, error) {
 	for _, ref := range references(task) {
-		obj := &metav1.PartialObjectMetadata{}
-		obj.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind(ref.Kind))
-		err := r.apiReader.Get(ctx, types.NamespacedName{Namespace: task.Namespace, Name: ref.Name}, obj)
+		obj, err := r.readMetadata(ctx, ref.Ref, task.Namespace)
 		switch {
+		case meta.IsNoMatchError(err):
+			p := missing(ref.Ref, task.Namespace)
+			p.Message = fmt.Sprintf("%s: the API server serves no %s (kueue.x-k8s.io): is Kueue installed?", ref.Field, ref.Kind)
+			return p, nil
 		case apierrors.IsNotFound(err) && ref.mayBeMissing:
 			continue
 		case apierrors.IsNotFound(err):
@@ -139,4 +161,22 @@ func (r *Reconciler) checkReferences(ctx context.Context, task *v1alpha1.AgentTa
 		}
 	}
 	return nil, nil
+}
+
+// readMetadata reads the metadata of the object ref names in namespace,
+// uncached. A LocalQueue is read in the newest Kueue version served.
+func (r *Reconciler) readMetadata(ctx context.Context, ref tenancy.Ref, namespace string) (*metav1.PartialObjectMetadata, error) {
+	versions := []schema.GroupVersion{corev1.SchemeGroupVersion}
+	if ref.Kind == "LocalQueue" {
+		versions = localQueueVersions
+	}
+	var err error
+	for _, gv := range versions {
+		obj := &metav1.PartialObjectMetadata{}
+		obj.SetGroupVersionKind(gv.WithKind(ref.Kind))
+		if err = r.apiReader.Get(ctx, types.NamespacedName{Namespace: namespace, Name: ref.Name}, obj); !meta.IsNoMatchError(err) {
+			return obj, err
+		}
+	}
+	return nil, err
 }
