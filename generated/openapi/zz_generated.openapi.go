@@ -18829,7 +18829,7 @@ func schema_scheduler_apis_scheduler_v1alpha1_AgentPod(ref common.ReferenceCallb
 					},
 					"priorityClassName": {
 						SchemaProps: spec.SchemaProps{
-							Description: "PriorityClassName is the PriorityClass of the agent's pod.",
+							Description: "PriorityClassName is the PriorityClass of the agent's pod: one the platform allows tasks to choose (allowedPriorityClasses of the tasks manager's --pod-defaults), else the task fails with reason PriorityClassNotAllowed.",
 							Type:        []string{"string"},
 							Format:      "",
 						},
@@ -18849,7 +18849,7 @@ func schema_scheduler_apis_scheduler_v1alpha1_AgentPod(ref common.ReferenceCallb
 					},
 					"queueName": {
 						SchemaProps: spec.SchemaProps{
-							Description: "QueueName is the Kueue LocalQueue (in the task's namespace) that admits the agent: its Job is created suspended with the kueue.x-k8s.io/queue-name label, and while Kueue holds it the task is Pending with reason Queued. The start timeout counts from admission.",
+							Description: "QueueName is the Kueue LocalQueue (in the task's namespace) that admits the agent: its Job is created suspended with the kueue.x-k8s.io/queue-name label, and while Kueue holds it the task is Pending with reason Queued. The start timeout counts from admission. The LocalQueue must be labelled scheduler.opsnorth.io/user=<userId> or scheduler.opsnorth.io/shared=true (else the task fails, reason ReferenceNotAllowed); while it does not exist the task is Pending, reason QueueNotFound.",
 							Type:        []string{"string"},
 							Format:      "",
 						},
@@ -19198,7 +19198,7 @@ func schema_scheduler_apis_scheduler_v1alpha1_AgentTaskSpec(ref common.Reference
 					},
 					"priorityClassName": {
 						SchemaProps: spec.SchemaProps{
-							Description: "PriorityClassName is the PriorityClass of the agent's pod.",
+							Description: "PriorityClassName is the PriorityClass of the agent's pod: one the platform allows tasks to choose (allowedPriorityClasses of the tasks manager's --pod-defaults), else the task fails with reason PriorityClassNotAllowed.",
 							Type:        []string{"string"},
 							Format:      "",
 						},
@@ -19218,7 +19218,7 @@ func schema_scheduler_apis_scheduler_v1alpha1_AgentTaskSpec(ref common.Reference
 					},
 					"queueName": {
 						SchemaProps: spec.SchemaProps{
-							Description: "QueueName is the Kueue LocalQueue (in the task's namespace) that admits the agent: its Job is created suspended with the kueue.x-k8s.io/queue-name label, and while Kueue holds it the task is Pending with reason Queued. The start timeout counts from admission.",
+							Description: "QueueName is the Kueue LocalQueue (in the task's namespace) that admits the agent: its Job is created suspended with the kueue.x-k8s.io/queue-name label, and while Kueue holds it the task is Pending with reason Queued. The start timeout counts from admission. The LocalQueue must be labelled scheduler.opsnorth.io/user=<userId> or scheduler.opsnorth.io/shared=true (else the task fails, reason ReferenceNotAllowed); while it does not exist the task is Pending, reason QueueNotFound.",
 							Type:        []string{"string"},
 							Format:      "",
 						},
@@ -21702,7 +21702,7 @@ func schema_scheduler_apis_scheduler_v1alpha1_WorkflowStep(ref common.ReferenceC
 					},
 					"priorityClassName": {
 						SchemaProps: spec.SchemaProps{
-							Description: "PriorityClassName is the PriorityClass of the agent's pod.",
+							Description: "PriorityClassName is the PriorityClass of the agent's pod: one the platform allows tasks to choose (allowedPriorityClasses of the tasks manager's --pod-defaults), else the task fails with reason PriorityClassNotAllowed.",
 							Type:        []string{"string"},
 							Format:      "",
 						},
@@ -21722,7 +21722,7 @@ func schema_scheduler_apis_scheduler_v1alpha1_WorkflowStep(ref common.ReferenceC
 					},
 					"queueName": {
 						SchemaProps: spec.SchemaProps{
-							Description: "QueueName is the Kueue LocalQueue (in the task's namespace) that admits the agent: its Job is created suspended with the kueue.x-k8s.io/queue-name label, and while Kueue holds it the task is Pending with reason Queued. The start timeout counts from admission.",
+							Description: "QueueName is the Kueue LocalQueue (in the task's namespace) that admits the agent: its Job is created suspended with the kueue.x-k8s.io/queue-name label, and while Kueue holds it the task is Pending with reason Queued. The start timeout counts from admission. The LocalQueue must be labelled scheduler.opsnorth.io/user=<userId> or scheduler.opsnorth.io/shared=true (else the task fails, reason ReferenceNotAllowed); while it does not exist the task is Pending, reason QueueNotFound.",
 							Type:        []string{"string"},
 							Format:      "",
 						},

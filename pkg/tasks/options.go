@@ -51,7 +51,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.Int32Var(&o.DefaultTaskTTLSecondsAfterSettled, "default-task-ttl-seconds-after-settled", def.DefaultTaskTTLSecondsAfterSettled,
 		"Seconds a settled AgentTask (ended, webhook delivered or given up) is kept after its completionTime before it is deleted with its Job, unless it sets ttlSecondsAfterSettled. Negative (the default) keeps it; a Workflow's step tasks go with their Workflow.")
 	fs.StringVar(&o.PodDefaultsFile, "pod-defaults", "",
-		"YAML file of placement every agent pod gets unless its task sets its own: nodeSelector, tolerations, affinity, priorityClassName, runtimeClassName, podMetadata (labels, annotations); with 'enforce: true' tasks may not override what it sets (reason PodDefaultsEnforced).")
+		"YAML file of placement every agent pod gets unless its task sets its own: nodeSelector, tolerations, affinity, priorityClassName, runtimeClassName, podMetadata (labels, annotations); with 'enforce: true' tasks may not override what it sets (reason PodDefaultsEnforced); allowedPriorityClasses lists the PriorityClasses tasks may choose (none without it: reason PriorityClassNotAllowed).")
 	manager.BindEnvs(fs,
 		"task-namespace", "allow-privileged-tasks", "default-ttl-seconds-after-finished",
 		"pending-status-delay", "default-start-timeout", "default-task-ttl-seconds-after-settled", "pod-defaults")

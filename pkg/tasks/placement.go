@@ -6,6 +6,7 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -18,6 +19,10 @@ import (
 // ReasonPodDefaultsEnforced fails a task that sets a placement field the
 // platform's enforced pod defaults decide.
 const ReasonPodDefaultsEnforced = "PodDefaultsEnforced"
+
+// ReasonPriorityClassNotAllowed fails a task whose own priorityClassName is
+// not one the platform lets tasks choose (PodDefaults.AllowedPriorityClasses).
+const ReasonPriorityClassNotAllowed = "PriorityClassNotAllowed"
 
 // PodDefaults are the platform's placement for every agent pod of the task
 // namespace (--pod-defaults): a task's own values are used where it sets
@@ -32,8 +37,29 @@ type PodDefaults struct {
 	PriorityClassName string               `json:"priorityClassName,omitempty"`
 	RuntimeClassName  string               `json:"runtimeClassName,omitempty"`
 	PodMetadata       v1alpha1.PodMetadata `json:"podMetadata,omitzero"`
+	// AllowedPriorityClasses are the PriorityClasses a task may choose
+	// itself: a higher priority preempts other users' agents, so a task
+	// naming any other fails (reason PriorityClassNotAllowed). Without it
+	// (or without --pod-defaults) a task may name only the defaults' own
+	// priorityClassName, which it gets anyway.
+	AllowedPriorityClasses []string `json:"allowedPriorityClasses,omitempty"`
 	// Enforce forbids tasks to override what the defaults set.
 	Enforce bool `json:"enforce,omitempty"`
+}
+
+// priorityViolation says why a task's own priorityClassName is refused; ""
+// when it sets none, or one d allows (d may be nil: none is allowed).
+func priorityViolation(p v1alpha1.AgentPod, d *PodDefaults) string {
+	if p.PriorityClassName == "" || (d != nil && (slices.Contains(d.AllowedPriorityClasses, p.PriorityClassName) ||
+		p.PriorityClassName == d.PriorityClassName)) {
+		return ""
+	}
+	allowed := "none: the platform's pod defaults allow no PriorityClass"
+	if d != nil && len(d.AllowedPriorityClasses) > 0 {
+		allowed = strings.Join(d.AllowedPriorityClasses, ", ")
+	}
+	return fmt.Sprintf("spec.priorityClassName: %q is not allowed: a task may choose only %s (allowedPriorityClasses of --pod-defaults)",
+		p.PriorityClassName, allowed)
 }
 
 // LoadPodDefaults reads a PodDefaults YAML file; unknown fields are errors.

@@ -25,6 +25,7 @@ func TestPlacement(t *testing.T) {
 runtimeClassName: gvisor
 nodeSelector: {pool: agents}
 podMetadata: {annotations: {platform.example.com/audit: "on"}}
+allowedPriorityClasses: [agents-high]
 enforce: true
 `), 0o600))
 	startManager(t, k.ns, append(testArgs(false), "--pod-defaults="+defaults)...)
@@ -50,6 +51,16 @@ enforce: true
 		assert.Equal(t, map[string]string{"platform.example.com/audit": "on"}, pod.Annotations)
 		limit := pod.Spec.Containers[0].Resources.Limits["nvidia.com/gpu"]
 		assert.Equal(t, "1", limit.String())
+	})
+	t.Run("a priority class the platform does not allow", func(t *testing.T) {
+		t.Parallel()
+		k := k.with(t)
+		k.createTask("critical", func(at *v1alpha1.AgentTask) { at.Spec.PriorityClassName = "system-cluster-critical" })
+		task := k.waitPhase("critical", v1alpha1.TaskFailed)
+		assert.Equal(t, tasks.ReasonPriorityClassNotAllowed, task.Status.Reason)
+		assert.Equal(t, `spec.priorityClassName: "system-cluster-critical" is not allowed: a task may choose only agents-high `+
+			`(allowedPriorityClasses of --pod-defaults)`, task.Status.Message)
+		assert.Empty(t, k.jobsOf("critical"), "no Job")
 	})
 	t.Run("an enforced default overridden", func(t *testing.T) {
 		t.Parallel()

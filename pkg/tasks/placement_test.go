@@ -154,3 +154,26 @@ func TestBuildJobQueued(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, suspended(rec.(*jobRecord).job()), "the cache keeps whether the Job waits for admission")
 }
+
+func TestPriorityViolation(t *testing.T) {
+	allow := &PodDefaults{PriorityClassName: "agents", AllowedPriorityClasses: []string{"agents-high"}}
+	tests := []struct {
+		name     string
+		own      string
+		defaults *PodDefaults
+		want     string
+	}{
+		{name: "none chosen", own: "", defaults: nil},
+		{name: "allowed", own: "agents-high", defaults: allow},
+		{name: "the defaults' own", own: "agents", defaults: allow},
+		{name: "another", own: "system-node-critical", defaults: allow,
+			want: `spec.priorityClassName: "system-node-critical" is not allowed: a task may choose only agents-high (allowedPriorityClasses of --pod-defaults)`},
+		{name: "no defaults", own: "agents-high", defaults: nil,
+			want: `spec.priorityClassName: "agents-high" is not allowed: a task may choose only none: the platform's pod defaults allow no PriorityClass (allowedPriorityClasses of --pod-defaults)`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, priorityViolation(v1alpha1.AgentPod{PriorityClassName: tt.own}, tt.defaults))
+		})
+	}
+}

@@ -199,6 +199,10 @@ func (r *Reconciler) createJob(ctx context.Context, s *scope) error {
 		s.obs.FailReason, s.obs.FailMessage = ReasonPodDefaultsEnforced, refused
 		return nil
 	}
+	if refused := priorityViolation(s.task.Spec.AgentPod, r.cfg.PodDefaults); refused != "" {
+		s.obs.FailReason, s.obs.FailMessage = ReasonPriorityClassNotAllowed, refused
+		return nil
+	}
 	problem, err := r.checkReferences(ctx, s.task)
 	if problem == nil && err == nil {
 		problem, err = r.checkSecretKeys(ctx, s.task)

@@ -48,7 +48,10 @@ type AgentPod struct {
 	// Affinity is the pod's node and pod (anti-)affinity.
 	// +optional
 	Affinity *corev1.Affinity `json:"affinity,omitempty"`
-	// PriorityClassName is the PriorityClass of the agent's pod.
+	// PriorityClassName is the PriorityClass of the agent's pod: one the
+	// platform allows tasks to choose (allowedPriorityClasses of the tasks
+	// manager's --pod-defaults), else the task fails with reason
+	// PriorityClassNotAllowed.
 	// +optional
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
@@ -67,6 +70,10 @@ type AgentPod struct {
 	// admits the agent: its Job is created suspended with the
 	// kueue.x-k8s.io/queue-name label, and while Kueue holds it the task is
 	// Pending with reason Queued. The start timeout counts from admission.
+	// The LocalQueue must be labelled scheduler.opsnorth.io/user=<userId>
+	// or scheduler.opsnorth.io/shared=true (else the task fails, reason
+	// ReferenceNotAllowed); while it does not exist the task is Pending,
+	// reason QueueNotFound.
 	// +optional
 	// +kubebuilder:validation:MaxLength=63
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`

@@ -55,7 +55,10 @@ type AgentPodApplyConfiguration struct {
 	Tolerations []v1.Toleration `json:"tolerations,omitempty"`
 	// Affinity is the pod's node and pod (anti-)affinity.
 	Affinity *v1.Affinity `json:"affinity,omitempty"`
-	// PriorityClassName is the PriorityClass of the agent's pod.
+	// PriorityClassName is the PriorityClass of the agent's pod: one the
+	// platform allows tasks to choose (allowedPriorityClasses of the tasks
+	// manager's --pod-defaults), else the task fails with reason
+	// PriorityClassNotAllowed.
 	PriorityClassName *string `json:"priorityClassName,omitempty"`
 	// RuntimeClassName is the RuntimeClass the agent's pod runs with, e.g. a
 	// sandboxed runtime such as gVisor for untrusted agent code.
@@ -67,6 +70,10 @@ type AgentPodApplyConfiguration struct {
 	// admits the agent: its Job is created suspended with the
 	// kueue.x-k8s.io/queue-name label, and while Kueue holds it the task is
 	// Pending with reason Queued. The start timeout counts from admission.
+	// The LocalQueue must be labelled scheduler.opsnorth.io/user=<userId>
+	// or scheduler.opsnorth.io/shared=true (else the task fails, reason
+	// ReferenceNotAllowed); while it does not exist the task is Pending,
+	// reason QueueNotFound.
 	QueueName *string `json:"queueName,omitempty"`
 }
 
