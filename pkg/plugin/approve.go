@@ -43,33 +43,51 @@ func newApproveCommand(o *Options) *cobra.Command {
 	return cmd
 }
 
+// maxApproveAttempts bounds the writes of one decision that status writes race.
+const maxApproveAttempts = 5
+
 func (o *Options) approve(ctx context.Context, c *clients, wfName, stepName string, decision v1alpha1.ApprovalDecision, comment string) error {
-	obj, err := fetch(ctx, c, workflowResource, wfName)
-	if err != nil {
-		return err
-	}
-	wf := obj.(*v1alpha1.Workflow)
-	if err := approvable(wf, stepName); err != nil {
-		return err
-	}
-	user, err := whoAmI(ctx, c)
-	if err != nil {
-		return err
-	}
-	entry := v1alpha1.Approval{Step: stepName, Retry: wf.Status.Retries, Decision: decision, By: user, Comment: comment}
-	patch, err := appendApproval(wf, entry)
-	if err != nil {
-		return err
-	}
-	_, err = c.scheduler().Workflows(wf.Namespace).Patch(ctx, wf.Name, types.JSONPatchType, patch, metav1.PatchOptions{FieldManager: FieldManager})
-	if err != nil {
-		return fmt.Errorf("write the decision on step %s of workflow %s: %w", stepName, wfName, err)
+	var user, read string
+	var failed error
+	for attempt := 1; ; attempt++ {
+		obj, err := fetch(ctx, c, workflowResource, wfName)
+		if err != nil {
+			return err
+		}
+		wf := obj.(*v1alpha1.Workflow)
+		if failed != nil && (wf.ResourceVersion == read || attempt > maxApproveAttempts) {
+			// Nothing changed since the write failed: it failed for itself.
+			return fmt.Errorf("write the decision on step %s of workflow %s: %w", stepName, wfName, failed)
+		}
+		if err := approvable(wf, stepName); err != nil {
+			return err
+		}
+		if user == "" {
+			if user, err = whoAmI(ctx, c); err != nil {
+				return err
+			}
+		}
+		entry := v1alpha1.Approval{Step: stepName, Retry: wf.Status.Retries, Decision: decision, By: user, Comment: comment}
+		patch, err := appendApproval(wf, entry)
+		if err != nil {
+			return err
+		}
+		if o.beforeWrite != nil {
+			o.beforeWrite()
+		}
+		_, failed = c.scheduler().Workflows(wf.Namespace).Patch(ctx, wf.Name, types.JSONPatchType, patch, metav1.PatchOptions{FieldManager: FieldManager})
+		if failed == nil {
+			break
+		}
+		// The first decision is tested against the version read, which a
+		// status write of the manager may have replaced: read again.
+		read = wf.ResourceVersion
 	}
 	verb := "approved"
 	if decision == v1alpha1.DecisionReject {
 		verb = "rejected"
 	}
-	_, err = fmt.Fprintf(o.Out, "workflow %s: step %s %s by %s\n", wfName, stepName, verb, user)
+	_, err := fmt.Fprintf(o.Out, "workflow %s: step %s %s by %s\n", wfName, stepName, verb, user)
 	return err
 }
 

@@ -79,6 +79,24 @@ func TestApprove(t *testing.T) {
 		assert.Equal(t, []v1alpha1.Approval{{Step: "review", Decision: v1alpha1.DecisionApprove, By: user}}, k.workflow("race").Spec.Approvals)
 	})
 
+	t.Run("a status write between read and write is read again", func(t *testing.T) {
+		k := k.in(t)
+		busy := waitingApproval()
+		busy.Name = "busy"
+		k.createWorkflow(busy)
+		writes := 0
+		r := k.runWith(t.Context(), &syncBuffer{}, func(o *Options) {
+			o.beforeWrite = func() {
+				if writes++; writes == 1 {
+					k.setWorkflowStatus("busy", func(st *v1alpha1.WorkflowStatus) { st.Message = "a sibling step moved on" })
+				}
+			}
+		}, "approve", "busy", "review")
+		require.NoError(t, r.err, r.text())
+		assert.Equal(t, 2, writes, "the first write failed its resourceVersion test and was made again")
+		assert.Equal(t, []v1alpha1.Approval{{Step: "review", Decision: v1alpha1.DecisionApprove, By: user}}, k.workflow("busy").Spec.Approvals)
+	})
+
 	t.Run("refusals", func(t *testing.T) {
 		k := k.in(t)
 		pending := waitingApproval()

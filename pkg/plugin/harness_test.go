@@ -103,8 +103,16 @@ func (k *cluster) run(args ...string) result {
 
 // runContext runs the command in ctx, writing its stdout to out.
 func (k *cluster) runContext(ctx context.Context, out *syncBuffer, args ...string) result {
+	return k.runWith(ctx, out, nil, args...)
+}
+
+// runWith is runContext with the options changed by mod first.
+func (k *cluster) runWith(ctx context.Context, out *syncBuffer, mod func(*Options), args ...string) result {
 	var errOut bytes.Buffer
 	o := k.options(out, &errOut)
+	if mod != nil {
+		mod(o)
+	}
 	cmd := NewCommand(o)
 	cmd.SetArgs(append([]string{"--kubeconfig=" + k.kubeconfig, "--namespace=" + k.ns}, args...))
 	cmd.SetOut(out)

@@ -44,6 +44,9 @@ type Options struct {
 	StreamLogs LogStreamer
 
 	clients *clients
+	// beforeWrite, when set, runs before each write of a decision (tests
+	// race it with a status write).
+	beforeWrite func()
 }
 
 // NewOptions returns the options of a command run on streams, with the real
