@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 	"opsnorth.io/scheduler/pkg/conditions"
@@ -106,4 +107,14 @@ const maxRetryHistory = 20
 func suspendedMessage(views []stepView) string {
 	msg := "suspended (spec.suspend): no step starts until it is cleared; " + runningMessage(views)
 	return strings.Replace(msg, "; running: ", "; still running: ", 1)
+}
+
+// setSuspended shows the Suspended condition while the workflow is suspended.
+func setSuspended(conds *[]metav1.Condition, generation int64, on bool) {
+	if !on {
+		meta.RemoveStatusCondition(conds, ConditionSuspended)
+		return
+	}
+	meta.SetStatusCondition(conds, metav1.Condition{Type: ConditionSuspended, Status: metav1.ConditionTrue,
+		Reason: ReasonSuspended, Message: "spec.suspend is set", ObservedGeneration: generation})
 }
