@@ -56,6 +56,7 @@ func TestTenantPolicies(t *testing.T) {
 	}
 	// Probes admitted before the policy took effect land in their own namespace.
 	waitPolicyActive(t, env, probe)
+	waitPoliciesActive(t, env, probe)
 	asAlice := newSchedulerClient(t, impersonate(env.Config, alice))
 	asBackend := newSchedulerClient(t, impersonate(env.Config, backend))
 	asWorkflows := newSchedulerClient(t, impersonate(env.Config, workflowsSA, "system:masters"))
@@ -238,6 +239,51 @@ func waitPolicyActive(t *testing.T, env *testenv.Env, ns string) {
 		err := create(t.Context(), cs, withUser(validImageUserDeployment(ns, "probe-"+rand.String(4)), "probe"))
 		return apierrors.IsForbidden(err) || apierrors.IsInvalid(err)
 	}, time.Minute, 200*time.Millisecond, "the tenant binding policy never took effect")
+}
+
+// waitPoliciesActive waits until every other policy refuses a dry-run
+// probe in ns too: each policy takes effect on its own, a moment after it is
+// created, and a loaded machine showed the tenant binding active well before
+// the rest. Dry runs pass admission and change nothing.
+func waitPoliciesActive(t *testing.T, env *testenv.Env, ns string) {
+	t.Helper()
+	admin := kubernetes.NewForConfigOrDie(env.Config)
+	cs := newSchedulerClient(t, env.Config)
+	asDeployments := kubernetes.NewForConfigOrDie(impersonate(env.Config, deploymentsSA, "system:masters"))
+	asTasks := kubernetes.NewForConfigOrDie(impersonate(env.Config, tasksSA, "system:masters"))
+	_, err := admin.BatchV1().Jobs(ns).Create(t.Context(), &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "probe", Namespace: ns},
+		Spec: batchv1.JobSpec{Suspend: ptr.To(true), Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+			RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	create := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
+	del := metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}}
+	probes := map[string]func(ctx context.Context) error{
+		"step tasks": func(ctx context.Context) error {
+			at := validAgentTask(ns, "probe-step")
+			at.Labels = map[string]string{labelkeys.Workflow: "victim"}
+			_, err := cs.SchedulerV1alpha1().AgentTasks(ns).Create(ctx, at, create)
+			return err
+		},
+		"approvals": func(ctx context.Context) error {
+			wf := validWorkflow(ns, "probe-approval")
+			withApproval(wf)
+			wf.Spec.Approvals = []schedulerv1alpha1.Approval{approval("not-the-writer")}
+			_, err := cs.SchedulerV1alpha1().Workflows(ns).Create(ctx, wf, create)
+			return err
+		},
+		"namespace deletion": func(ctx context.Context) error {
+			return asDeployments.CoreV1().Namespaces().Delete(ctx, ns, del)
+		},
+		"job deletion": func(ctx context.Context) error {
+			return asTasks.BatchV1().Jobs(ns).Delete(ctx, "probe", del)
+		},
+	}
+	for name, probe := range probes {
+		require.Eventually(t, func() bool {
+			err := probe(t.Context())
+			return apierrors.IsForbidden(err) || apierrors.IsInvalid(err)
+		}, time.Minute, 200*time.Millisecond, "the %s policy never took effect", name)
+	}
 }
 
 func impersonate(cfg *rest.Config, user string, groups ...string) *rest.Config {
