@@ -16,19 +16,18 @@ import (
 	"opsnorth.io/scheduler/pkg/deployments/children"
 	"opsnorth.io/scheduler/pkg/deployments/render"
 	"opsnorth.io/scheduler/pkg/labelkeys"
-	"opsnorth.io/scheduler/pkg/tenancy"
 )
 
-// checkTenant refuses a deployment whose namespace is bound to another user,
-// or that asks for a tier above what its bound namespace allows. Unbound
-// namespaces are the platform backend's: it chooses users and tiers.
+// checkTenant refuses a deployment whose namespace does not admit its user
+// (tenancy.CheckBinding), or that asks for a tier above what its bound
+// namespace allows. Backend namespaces choose users and tiers.
 func (r *Reconciler) checkTenant(_ context.Context, s *scope) (bool, error) {
-	refusal, err := r.bindings.Check(s.ud.Namespace, s.ud.Spec.UserID)
+	denial, err := r.bindings.Check(s.ud.Namespace, s.ud.Spec.UserID)
 	if err != nil {
 		return true, err
 	}
-	if refusal != "" {
-		return true, stalled(tenancy.ReasonTenantMismatch, refusal)
+	if denial.Denied() {
+		return true, stalled(denial.Reason, denial.Message)
 	}
 	maxTier, bound, err := r.bindings.MaxTier(s.ud.Namespace)
 	if err != nil || !bound {

@@ -50,6 +50,16 @@ const (
 	// AgentTask and Workflow in it must carry that spec.userId. The managers
 	// refuse any other, as does the shipped ValidatingAdmissionPolicy.
 	Tenant = Prefix + "tenant"
+	// Backend, set to BackendValue on a Namespace not bound to a tenant,
+	// marks it as a platform backend's: its objects may act for the users
+	// its BackendUsers annotation lists, or for any user without one. A
+	// namespace neither bound nor marked admits no object with a userId.
+	Backend = Prefix + "backend"
+	// BackendValue is the value of Backend.
+	BackendValue = "true"
+	// BackendUsers, an annotation on a backend Namespace, is the
+	// comma-separated list of users its objects may act for.
+	BackendUsers = Prefix + "backend-users"
 	// MaxTier on a bound Namespace is the most generous tier its user's
 	// UserDeployments may ask for (the deployments manager's
 	// --default-max-tier where it is absent).

@@ -18,7 +18,6 @@ import (
 	"opsnorth.io/scheduler/pkg/labelkeys"
 	"opsnorth.io/scheduler/pkg/manager"
 	"opsnorth.io/scheduler/pkg/refusal"
-	"opsnorth.io/scheduler/pkg/tenancy"
 )
 
 // predecessorWait is how often a task waits for the Job of a deleted task of
@@ -176,8 +175,8 @@ func (r *Reconciler) confirmJob(ctx context.Context, s *scope, key types.Namespa
 	return nil
 }
 
-// createJob creates the task's Job unless the task's namespace is bound to
-// another user or the task names an object it may not use: either fails it
+// createJob creates the task's Job unless the task's namespace does not
+// admit its user (tenancy.CheckBinding) or the task names an object it may not use: either fails it
 // at once with the field named. A missing object, or a Secret without the
 // keys env and envFrom need, keeps it Pending with the reason
 // (checkReferences, checkSecretKeys). A refusal no retry can fix fails it with
@@ -187,12 +186,12 @@ func (r *Reconciler) confirmJob(ctx context.Context, s *scope, key types.Namespa
 // server answers AlreadyExists and the existing Job is adopted if it is the
 // task's own.
 func (r *Reconciler) createJob(ctx context.Context, s *scope) error {
-	denied, err := r.bindings.Check(s.task.Namespace, s.task.Spec.UserID)
+	denial, err := r.bindings.Check(s.task.Namespace, s.task.Spec.UserID)
 	if err != nil {
 		return err
 	}
-	if denied != "" {
-		s.obs.FailReason, s.obs.FailMessage = tenancy.ReasonTenantMismatch, denied
+	if denial.Denied() {
+		s.obs.FailReason, s.obs.FailMessage = denial.Reason, denial.Message
 		return nil
 	}
 	if refused := enforcedViolation(s.task.Spec.AgentPod, r.cfg.PodDefaults); refused != "" {

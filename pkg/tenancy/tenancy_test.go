@@ -43,22 +43,37 @@ func TestCheckUse(t *testing.T) {
 }
 
 func TestCheckBinding(t *testing.T) {
+	backend := map[string]string{labelkeys.Backend: labelkeys.BackendValue}
+	users := func(list string) map[string]string { return map[string]string{labelkeys.BackendUsers: list} }
+	const notListed = `spec.userId: "bob" is not among the users backend namespace team-a may act for (annotation scheduler.opsnorth.io/backend-users)`
 	for _, tc := range []struct {
-		name   string
-		labels map[string]string
-		user   string
-		want   string
+		name        string
+		labels      map[string]string
+		annotations map[string]string
+		user        string
+		reason      string
+		message     string
 	}{
-		{"unbound", nil, "bob", ""},
-		{"unbound with other labels", map[string]string{labelkeys.User: "alice"}, "bob", ""},
-		{"bound to the user", map[string]string{labelkeys.Tenant: "bob"}, "bob", ""},
-		{"bound to another user", map[string]string{labelkeys.Tenant: "alice"}, "bob",
+		{"unlabelled admits anyone (not yet fail closed)", nil, nil, "bob", "", ""},
+		{"other labels admit anyone", map[string]string{labelkeys.User: "alice"}, nil, "bob", "", ""},
+		{"a users list without the backend label is ignored", nil, users("alice"), "bob", "", ""},
+		{"bound to the user", map[string]string{labelkeys.Tenant: "bob"}, nil, "bob", "", ""},
+		{"bound to another user", map[string]string{labelkeys.Tenant: "alice"}, nil, "bob", tenancy.ReasonTenantMismatch,
 			`spec.userId: "bob" is not "alice", the user namespace team-a is bound to (label scheduler.opsnorth.io/tenant)`},
-		{"bound to nobody admits nobody", map[string]string{labelkeys.Tenant: ""}, "bob",
+		{"bound to nobody admits nobody", map[string]string{labelkeys.Tenant: ""}, nil, "bob", tenancy.ReasonTenantMismatch,
 			`spec.userId: "bob" is not "", the user namespace team-a is bound to (label scheduler.opsnorth.io/tenant)`},
+		{"the binding wins over the backend label", map[string]string{labelkeys.Tenant: "alice", labelkeys.Backend: "true"}, nil, "bob",
+			tenancy.ReasonTenantMismatch, `spec.userId: "bob" is not "alice", the user namespace team-a is bound to (label scheduler.opsnorth.io/tenant)`},
+		{"a backend without a list acts for anyone", backend, nil, "bob", "", ""},
+		{"a backend acts for a listed user", backend, users("alice, bob"), "bob", "", ""},
+		{"a backend refuses an unlisted user", backend, users("alice,carol"), "bob", tenancy.ReasonUserNotAllowed, notListed},
+		{"a backend with an empty list acts for nobody", backend, users(" , "), "bob", tenancy.ReasonUserNotAllowed, notListed},
+		{"a listed prefix is not the user", backend, users("bo,bobby"), "bob", tenancy.ReasonUserNotAllowed, notListed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			assert.Equal(t, tc.want, tenancy.CheckBinding("team-a", tc.labels, tc.user))
+			d := tenancy.CheckBinding("team-a", tc.labels, tc.annotations, tc.user)
+			assert.Equal(t, tenancy.Denial{Reason: tc.reason, Message: tc.message}, d)
+			assert.Equal(t, tc.reason != "", d.Denied())
 		})
 	}
 }

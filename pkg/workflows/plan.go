@@ -21,8 +21,8 @@ type observation struct {
 	graph   *dag.Graph
 	invalid error
 	// tenant, when set, refuses a workflow that has not started because its
-	// namespace is bound to another user (tenancy.CheckBinding).
-	tenant string
+	// namespace does not admit its user (tenancy.CheckBinding).
+	tenant tenancy.Denial
 	// tasks are the AgentTasks the workflow controls, by name.
 	tasks map[string]*v1alpha1.AgentTask
 	// lost are task names the status recorded that no longer exist.
@@ -68,10 +68,10 @@ func decide(obs *observation) plan {
 		views[i] = stepView{status: v1alpha1.StepStatus{Name: wf.Spec.Steps[i].Name, Phase: v1alpha1.StepPending}}
 	}
 	p := plan{}
-	if obs.invalid != nil || obs.tenant != "" {
-		reason, msg := tenancy.ReasonTenantMismatch, obs.tenant
+	if obs.invalid != nil || obs.tenant.Denied() {
+		reason, msg := obs.tenant.Reason, obs.tenant.Message
 		switch {
-		case obs.tenant != "":
+		case obs.tenant.Denied():
 		case errors.As(obs.invalid, new(*inputTooLargeError)):
 			reason, msg = ReasonInputTooLarge, obs.invalid.Error()
 		default:

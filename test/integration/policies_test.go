@@ -48,9 +48,14 @@ func TestTenantPolicies(t *testing.T) {
 	suffix := rand.String(5)
 	alice, bob, backend, probe := "alice-"+suffix, "bob-"+suffix, "backend-"+suffix, "probe-"+suffix
 	admin := kubernetes.NewForConfigOrDie(env.Config)
+	listed := "listed-" + suffix
 	for user, labels := range map[string]map[string]string{alice: {labelkeys.Tenant: "alice"}, bob: {labelkeys.Tenant: "bob"},
-		backend: nil, probe: {labelkeys.Tenant: "alice"}} {
-		_, err := admin.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: user, Labels: labels}}, metav1.CreateOptions{})
+		backend: nil, probe: {labelkeys.Tenant: "alice"}, listed: {labelkeys.Backend: labelkeys.BackendValue}} {
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: user, Labels: labels}}
+		if user == listed {
+			ns.Annotations = map[string]string{labelkeys.BackendUsers: "carol, alice"}
+		}
+		_, err := admin.CoreV1().Namespaces().Create(t.Context(), ns, metav1.CreateOptions{})
 		require.NoError(t, err)
 		grantSchedulerKinds(t, admin, user, user)
 	}
@@ -59,6 +64,7 @@ func TestTenantPolicies(t *testing.T) {
 	waitPoliciesActive(t, env, probe)
 	asAlice := newSchedulerClient(t, impersonate(env.Config, alice))
 	asBackend := newSchedulerClient(t, impersonate(env.Config, backend))
+	asListed := newSchedulerClient(t, impersonate(env.Config, listed))
 	asWorkflows := newSchedulerClient(t, impersonate(env.Config, workflowsSA, "system:masters"))
 
 	bound := func(userID, ns string) string {
@@ -98,6 +104,18 @@ func TestTenantPolicies(t *testing.T) {
 		{"the backend acts for any user in its unbound namespace", func(ctx context.Context) error {
 			return create(ctx, asBackend, withUser(validImageUserDeployment(backend, "for-bob"), "bob"))
 		}, ""},
+		{"a backend namespace acts for a user it lists", func(ctx context.Context) error {
+			return create(ctx, asListed, withUser(validImageUserDeployment(listed, "for-alice"), "alice"))
+		}, ""},
+		{"a backend namespace refuses a user it does not list", func(ctx context.Context) error {
+			return create(ctx, asListed, withUser(validImageUserDeployment(listed, "for-bob"), "bob"))
+		}, `spec.userId: "bob" is not among the users backend namespace ` + listed + ` may act for (annotation scheduler.opsnorth.io/backend-users)`},
+		{"a backend namespace refuses an unlisted AgentTask user", func(ctx context.Context) error {
+			at := validAgentTask(listed, "task-for-bob")
+			at.Spec.UserID = "bob"
+			_, err := asListed.SchedulerV1alpha1().AgentTasks(listed).Create(ctx, at, metav1.CreateOptions{})
+			return err
+		}, `spec.userId: "bob" is not among the users backend namespace`},
 		{"a forged step task (Workflow owner reference)", func(ctx context.Context) error {
 			_, err := asAlice.SchedulerV1alpha1().AgentTasks(alice).Create(ctx, stepOf(validAgentTask(alice, "forged-owner")), metav1.CreateOptions{})
 			return err
@@ -169,6 +187,7 @@ func TestTenantPolicies(t *testing.T) {
 		require.NoError(t, decide(alice))
 		require.NoError(t, decide(alice), "alice's earlier approval passes unchanged")
 	})
+	t.Run("namespace marks", func(t *testing.T) { namespaceMarkAttacks(t, env, suffix) })
 	t.Run("the deployments manager deletes only namespaces it created", func(t *testing.T) {
 		asDeployments := kubernetes.NewForConfigOrDie(impersonate(env.Config, deploymentsSA, "system:masters"))
 		err := asDeployments.CoreV1().Namespaces().Delete(t.Context(), bob, metav1.DeleteOptions{})
@@ -179,7 +198,7 @@ func TestTenantPolicies(t *testing.T) {
 		assert.Nil(t, ns.DeletionTimestamp, "bob's namespace is untouched")
 
 		own := "user-" + suffix
-		_, err = admin.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: own,
+		_, err = asDeployments.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: own,
 			Annotations: map[string]string{"scheduler.opsnorth.io/created-by": "opsnorth-scheduler-deployments"}}}, metav1.CreateOptions{})
 		require.NoError(t, err)
 		require.NoError(t, asDeployments.CoreV1().Namespaces().Delete(t.Context(), own, metav1.DeleteOptions{}))
@@ -227,7 +246,7 @@ func applyPolicies(t *testing.T, env *testenv.Env) {
 		name := obj.GetName()
 		t.Cleanup(func() { _ = rc.Delete(context.Background(), name, metav1.DeleteOptions{}) })
 	}
-	require.Equal(t, 10, n, "five policies and their bindings: tenant binding, step tasks, approvals, namespace and Job deletion")
+	require.Equal(t, 12, n, "six policies and their bindings: tenant binding, step tasks, approvals, namespace marks, namespace and Job deletion")
 }
 
 // waitPolicyActive waits until the tenant binding refuses a spoofed
@@ -273,6 +292,11 @@ func waitPoliciesActive(t *testing.T, env *testenv.Env, ns string) {
 		},
 		"namespace deletion": func(ctx context.Context) error {
 			return asDeployments.CoreV1().Namespaces().Delete(ctx, ns, del)
+		},
+		"namespace marks": func(ctx context.Context) error {
+			_, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "probe-marks-" + rand.String(4),
+				Annotations: map[string]string{"scheduler.opsnorth.io/created-by": "opsnorth-scheduler-deployments"}}}, create)
+			return err
 		},
 		"job deletion": func(ctx context.Context) error {
 			return asTasks.BatchV1().Jobs(ns).Delete(ctx, "probe", del)
