@@ -10,11 +10,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -65,7 +63,7 @@ func newClient(t *testing.T) client.Client {
 // newNamespace creates a namespace for a test's UserDeployments.
 func newNamespace(t *testing.T, c client.Client) string {
 	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "apps-" + rand.String(6)}}
+	ns := testkit.MakeBackendNamespace("apps-"+rand.String(6), "")
 	require.NoError(t, c.Create(t.Context(), ns))
 	return ns.Name
 }

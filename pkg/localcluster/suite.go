@@ -152,15 +152,14 @@ type Manager struct {
 }
 
 // DefaultManagerArgs are the component flags the local suite runs with:
-// tasks and workflows in agent-tasks, webhooks allowed to loopback receivers.
+// tasks and workflows in every served namespace, webhooks allowed to
+// loopback receivers.
 func DefaultManagerArgs(component string) []string {
 	switch component {
 	case "deployments":
 		return []string{"--deployment-domain=apps.localtest.me"}
-	case "tasks":
-		return []string{"--task-namespace=agent-tasks", "--webhook-allowed-cidrs=127.0.0.0/8"}
-	case "workflows":
-		return []string{"--workflow-namespace=agent-tasks", "--webhook-allowed-cidrs=127.0.0.0/8"}
+	case "tasks", "workflows":
+		return []string{"--webhook-allowed-cidrs=127.0.0.0/8"}
 	}
 	return nil
 }

@@ -7,7 +7,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -85,7 +84,7 @@ func newCluster(t *testing.T, namespace string) *cluster {
 	require.NoError(t, err)
 	cs, err := versioned.NewForConfig(env.Config)
 	require.NoError(t, err)
-	require.NoError(t, c.Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}))
+	require.NoError(t, c.Create(t.Context(), testkit.MakeBackendNamespace(namespace, "")))
 	return &cluster{t: t, c: c, cs: cs, ns: namespace}
 }
 

@@ -14,7 +14,8 @@ import (
 // Options are the tasks manager's own settings.
 type Options struct {
 	// TaskNamespaces are the namespaces whose AgentTasks are reconciled;
-	// empty means all namespaces.
+	// empty (the default) means all namespaces, each served only if bound
+	// to a user or marked a backend namespace.
 	TaskNamespaces manager.Namespaces
 	// AllowPrivilegedTasks drops the restricted security context of agent pods.
 	AllowPrivilegedTasks bool
@@ -36,9 +37,9 @@ type Options struct {
 // AddFlags registers the tasks flags on fs, setting o to their defaults.
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	def := DefaultConfig()
-	o.TaskNamespaces = manager.Namespaces{"agent-tasks"}
+	o.TaskNamespaces = nil
 	fs.Var(&o.TaskNamespaces, "task-namespace",
-		"Comma-separated namespaces whose AgentTasks are reconciled; empty means all namespaces.")
+		"Comma-separated namespaces whose AgentTasks are reconciled; empty (the default) means all namespaces. Either way a task is run only in a namespace bound to its user (label scheduler.opsnorth.io/tenant) or a backend namespace (label scheduler.opsnorth.io/backend=true); elsewhere it fails with reason NamespaceNotServed.")
 	fs.BoolVar(&o.AllowPrivilegedTasks, "allow-privileged-tasks", false,
 		"Run agent pods without the restricted security context (non-root, RuntimeDefault seccomp, no privilege escalation, all capabilities dropped).")
 	o.Webhook.AddFlags(fs)

@@ -16,7 +16,7 @@ import (
 )
 
 func TestTaskNamespaces(t *testing.T) {
-	testkit.NamespaceFlag(t, NewComponent, "task-namespace", "TASK_NAMESPACE", manager.Namespaces{"agent-tasks"})
+	testkit.NamespaceFlag(t, NewComponent, "task-namespace", "TASK_NAMESPACE", nil)
 }
 
 func TestComponent(t *testing.T) {
@@ -122,7 +122,7 @@ func podDefaultsFile(t *testing.T, content string) string {
 func TestHelp(t *testing.T) {
 	help := testkit.HelpText(t, NewComponent())
 	for _, want := range []string{
-		"--task-namespace", "(env TASK_NAMESPACE)", "(default agent-tasks)",
+		"--task-namespace", "(env TASK_NAMESPACE)", "empty (the default) means all namespaces", "reason NamespaceNotServed",
 		"--kube-api-qps", "(env KUBE_API_QPS)", "--leader-elect", "--version",
 		"--allow-privileged-tasks", "(env ALLOW_PRIVILEGED_TASKS)", "--webhook-allowed-cidrs", "(env WEBHOOK_ALLOWED_CIDRS)",
 		"--webhook-timeout", "(default 10s)", "--webhook-max-attempts", "(default 8)",

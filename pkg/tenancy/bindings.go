@@ -24,6 +24,9 @@ const (
 	// ReasonUserNotAllowed refuses an object in a backend namespace whose
 	// users list does not name its spec.userId.
 	ReasonUserNotAllowed = "UserNotAllowed"
+	// ReasonNamespaceNotServed refuses an object in a namespace that is
+	// neither bound to a user nor a backend namespace.
+	ReasonNamespaceNotServed = "NamespaceNotServed"
 )
 
 // Denial is why an object of a user may not live in a namespace; the zero
@@ -43,7 +46,7 @@ func (d Denial) Denied() bool { return d.Reason != "" }
 // labelkeys.Tenant is bound to that one user. One labelled labelkeys.Backend
 // (and not bound) is a platform backend's: it acts for the users its
 // labelkeys.BackendUsers annotation lists, or for any user without it. Any
-// other namespace still admits every user.
+// other namespace serves nobody: bindings fail closed.
 func CheckBinding(namespace string, nsLabels, nsAnnotations map[string]string, userID string) Denial {
 	if bound, ok := nsLabels[labelkeys.Tenant]; ok {
 		if bound == userID {
@@ -53,9 +56,8 @@ func CheckBinding(namespace string, nsLabels, nsAnnotations map[string]string, u
 			userID, bound, namespace, labelkeys.Tenant)}
 	}
 	if nsLabels[labelkeys.Backend] != labelkeys.BackendValue {
-		// Not yet fail closed: an unmarked namespace still admits every
-		// user, as before backend namespaces existed (issue #32).
-		return Denial{}
+		return Denial{ReasonNamespaceNotServed, fmt.Sprintf("spec.userId: namespace %s is neither bound to a user (label %s=<userId>) nor a backend namespace (label %s=%s)",
+			namespace, labelkeys.Tenant, labelkeys.Backend, labelkeys.BackendValue)}
 	}
 	list, ok := nsAnnotations[labelkeys.BackendUsers]
 	if !ok || slices.Contains(BackendUsers(list), userID) {

@@ -46,6 +46,8 @@ func TestCheckBinding(t *testing.T) {
 	backend := map[string]string{labelkeys.Backend: labelkeys.BackendValue}
 	users := func(list string) map[string]string { return map[string]string{labelkeys.BackendUsers: list} }
 	const notListed = `spec.userId: "bob" is not among the users backend namespace team-a may act for (annotation scheduler.opsnorth.io/backend-users)`
+	const notServed = `spec.userId: namespace team-a is neither bound to a user (label scheduler.opsnorth.io/tenant=<userId>) ` +
+		`nor a backend namespace (label scheduler.opsnorth.io/backend=true)`
 	for _, tc := range []struct {
 		name        string
 		labels      map[string]string
@@ -54,9 +56,11 @@ func TestCheckBinding(t *testing.T) {
 		reason      string
 		message     string
 	}{
-		{"unlabelled admits anyone (not yet fail closed)", nil, nil, "bob", "", ""},
-		{"other labels admit anyone", map[string]string{labelkeys.User: "alice"}, nil, "bob", "", ""},
-		{"a users list without the backend label is ignored", nil, users("alice"), "bob", "", ""},
+		{"unlabelled serves nobody", nil, nil, "bob", tenancy.ReasonNamespaceNotServed, notServed},
+		{"a user label is not a binding", map[string]string{labelkeys.User: "bob"}, nil, "bob", tenancy.ReasonNamespaceNotServed, notServed},
+		{"a users list without the backend label serves nobody", nil, users("bob"), "bob", tenancy.ReasonNamespaceNotServed, notServed},
+		{"a backend label other than true serves nobody", map[string]string{labelkeys.Backend: "yes"}, nil, "bob",
+			tenancy.ReasonNamespaceNotServed, notServed},
 		{"bound to the user", map[string]string{labelkeys.Tenant: "bob"}, nil, "bob", "", ""},
 		{"bound to another user", map[string]string{labelkeys.Tenant: "alice"}, nil, "bob", tenancy.ReasonTenantMismatch,
 			`spec.userId: "bob" is not "alice", the user namespace team-a is bound to (label scheduler.opsnorth.io/tenant)`},

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -60,8 +59,7 @@ func newCluster(t *testing.T) *cluster {
 	require.NoError(t, err)
 	kube, err := kubernetes.NewForConfig(env.Config)
 	require.NoError(t, err)
-	ns, err := kube.CoreV1().Namespaces().Create(t.Context(),
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "wf-"}}, metav1.CreateOptions{})
+	ns, err := kube.CoreV1().Namespaces().Create(t.Context(), testkit.MakeBackendNamespace("", "wf"), metav1.CreateOptions{})
 	require.NoError(t, err)
 	return &cluster{t: t, cs: cs, kube: kube, ns: ns.Name}
 }

@@ -10,7 +10,8 @@ import (
 // Options are the workflows manager's own settings.
 type Options struct {
 	// WorkflowNamespaces are the namespaces whose Workflows are reconciled;
-	// empty means all namespaces.
+	// empty (the default) means all namespaces, each served only if bound
+	// to a user or marked a backend namespace.
 	WorkflowNamespaces manager.Namespaces
 	// Webhook are the completion-webhook settings.
 	Webhook webhook.Flags
@@ -20,9 +21,9 @@ type Options struct {
 
 // AddFlags registers the workflows flags on fs, setting o to their defaults.
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
-	o.WorkflowNamespaces = manager.Namespaces{"agent-tasks"}
+	o.WorkflowNamespaces = nil
 	fs.Var(&o.WorkflowNamespaces, "workflow-namespace",
-		"Comma-separated namespaces whose Workflows are reconciled; empty means all namespaces.")
+		"Comma-separated namespaces whose Workflows are reconciled; empty (the default) means all namespaces. Either way a workflow is run only in a namespace bound to its user (label scheduler.opsnorth.io/tenant) or a backend namespace (label scheduler.opsnorth.io/backend=true); elsewhere it fails with reason NamespaceNotServed.")
 	fs.Int32Var(&o.DefaultTTLSecondsAfterFinished, "default-workflow-ttl-seconds-after-finished", -1,
 		"Seconds a finished Workflow (webhook delivered or given up) is kept after its completionTime before it is deleted with its step tasks, unless it sets ttlSecondsAfterFinished. Negative (the default) keeps it.")
 	manager.BindEnvs(fs, "workflow-namespace", "default-workflow-ttl-seconds-after-finished")

@@ -14,7 +14,7 @@ import (
 )
 
 func TestWorkflowNamespaces(t *testing.T) {
-	testkit.NamespaceFlag(t, NewComponent, "workflow-namespace", "WORKFLOW_NAMESPACE", manager.Namespaces{"agent-tasks"})
+	testkit.NamespaceFlag(t, NewComponent, "workflow-namespace", "WORKFLOW_NAMESPACE", nil)
 }
 
 func TestComponent(t *testing.T) {
@@ -83,7 +83,7 @@ func TestWebhookFlags(t *testing.T) {
 func TestHelp(t *testing.T) {
 	help := testkit.HelpText(t, NewComponent())
 	for _, want := range []string{
-		"--workflow-namespace", "(env WORKFLOW_NAMESPACE)", "(default agent-tasks)",
+		"--workflow-namespace", "(env WORKFLOW_NAMESPACE)", "empty (the default) means all namespaces", "reason NamespaceNotServed",
 		"--kube-api-qps", "(env KUBE_API_QPS)", "--leader-elect", "--version",
 		"--default-workflow-ttl-seconds-after-finished", "(env DEFAULT_WORKFLOW_TTL_SECONDS_AFTER_FINISHED)", "(default -1)",
 	} {

@@ -13,7 +13,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -21,6 +20,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"opsnorth.io/scheduler/pkg/localcluster"
+	"opsnorth.io/scheduler/pkg/testkit"
 )
 
 // corpusNamespace holds the namespaced objects of the bad-input corpus.
@@ -94,7 +94,7 @@ func TestBadInputCorpus(t *testing.T) {
 	c := requireCluster(t)
 	corpus := loadCorpus(t)
 	require.GreaterOrEqual(t, len(corpus), 60, "the corpus must hold at least 60 invalid objects")
-	_, err := c.Clientset.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: corpusNamespace}}, metav1.CreateOptions{})
+	_, err := c.Clientset.CoreV1().Namespaces().Create(t.Context(), testkit.MakeBackendNamespace(corpusNamespace, ""), metav1.CreateOptions{})
 	require.NoError(t, err)
 	perKind := map[string]int{}
 	refused := 0

@@ -13,7 +13,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,6 +22,7 @@ import (
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 	"opsnorth.io/scheduler/pkg/labelkeys"
 	"opsnorth.io/scheduler/pkg/localcluster"
+	"opsnorth.io/scheduler/pkg/testkit"
 )
 
 var massDeletions = flag.Int("chaos.deletions", 200, "UserDeployments deleted at once")
@@ -46,7 +46,7 @@ func TestMassDeletion(t *testing.T) {
 	const drill = "mass_deletion"
 	n := *massDeletions
 	record(t, drill, "userdeployments", n)
-	_, err := c.Clientset.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: udNamespace}}, metav1.CreateOptions{})
+	_, err := c.Clientset.CoreV1().Namespaces().Create(t.Context(), testkit.MakeBackendNamespace(udNamespace, ""), metav1.CreateOptions{})
 	require.NoError(t, err)
 	cs := schedulerClient(t)
 	uds := cs.SchedulerV1alpha1().UserDeployments(udNamespace)

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"opsnorth.io/scheduler/pkg/localcluster"
+	"opsnorth.io/scheduler/pkg/testkit"
 )
 
 // Keys the kwok stages read (scripts/kwok-stages/README.md).
@@ -32,13 +33,13 @@ const tick = 100 * time.Millisecond
 
 var nsCounter atomic.Int32
 
-// newNamespace creates a namespace for one test, waits for its default
+// newNamespace creates a backend namespace for one test, waits for its default
 // ServiceAccount (pods are refused without it), and deletes it afterwards.
 func newNamespace(t *testing.T, c *localcluster.Cluster) string {
 	t.Helper()
 	ctx := t.Context()
 	name := fmt.Sprintf("e2e-%d-%d", time.Now().Unix()%100000, nsCounter.Add(1))
-	_, err := c.Clientset.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	_, err := c.Clientset.CoreV1().Namespaces().Create(ctx, testkit.MakeBackendNamespace(name, ""), metav1.CreateOptions{})
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		_ = c.Clientset.CoreV1().Namespaces().Delete(context.Background(), name, metav1.DeleteOptions{})

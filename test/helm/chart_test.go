@@ -133,7 +133,7 @@ func TestRenderVariations(t *testing.T) {
 				for _, obj := range out.objs {
 					assert.NotContains(t, obj.GetName(), "opsnorth-scheduler-tasks", "%s of the disabled manager", key(obj))
 				}
-				assert.NotContains(t, out.names("ValidatingAdmissionPolicy"), "opsnorth-scheduler-job-deletion",
+				assert.NotContains(t, out.names("ValidatingAdmissionPolicy"), "opsnorth-scheduler-jobs",
 					"the policy that constrains only the tasks manager goes with it")
 				assert.Contains(t, out.names("ValidatingAdmissionPolicy"), "opsnorth-scheduler-step-tasks",
 					"shared policies stay")
@@ -266,14 +266,16 @@ func TestRenderVariations(t *testing.T) {
 						assert.Contains(t, []string{"ops", "agents"}, ns, "%s", key(obj))
 					}
 				}
-				assert.NotNil(t, out.get("Role", "agents", "opsnorth-scheduler-tasks"), "generated Roles follow their namespace")
-				assert.NotNil(t, out.get("Role", "ops", "opsnorth-scheduler-workflows"))
+				assert.NotNil(t, out.get("Role", "ops", "opsnorth-scheduler-workflows"), "generated Roles follow their namespace")
+				assert.Equal(t, "true", out.get("Namespace", "", "agents").GetLabels()["scheduler.opsnorth.io/backend"],
+					"the task namespace is the backend namespace")
 				assert.Contains(t, out.manifest, "system:serviceaccount:ops:opsnorth-scheduler-workflows",
 					"the policies name the ServiceAccounts where they are")
-				tasks := deployment(t, out, "ops", "tasks")
-				assert.Contains(t, tasks.Spec.Template.Spec.Containers[0].Env, corev1.EnvVar{Name: "TASK_NAMESPACE", Value: "agents"})
-				workflows := deployment(t, out, "ops", "workflows")
-				assert.Contains(t, workflows.Spec.Template.Spec.Containers[0].Env, corev1.EnvVar{Name: "WORKFLOW_NAMESPACE", Value: "agents"})
+				for c, env := range map[string]string{"tasks": "TASK_NAMESPACE", "workflows": "WORKFLOW_NAMESPACE"} {
+					for _, e := range deployment(t, out, "ops", c).Spec.Template.Spec.Containers[0].Env {
+						assert.NotEqual(t, env, e.Name, "the %s manager serves every bound and backend namespace", c)
+					}
+				}
 				assert.Equal(t, "agents", networkPolicy(t, out).Namespace)
 			},
 		},

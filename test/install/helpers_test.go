@@ -41,7 +41,7 @@ const (
 	sampleTemplate      = "manifests/samples/deploymenttemplate-web-app.yaml"
 	sampleTask          = "manifests/samples/agenttask-minimal.yaml"
 	sampleWorkflow      = "manifests/samples/workflow-research-report.yaml"
-	appNamespace        = "default"
+	appNamespace        = "agent-tasks"
 	taskNamespace       = "agent-tasks"
 )
 

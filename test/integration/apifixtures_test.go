@@ -28,6 +28,7 @@ import (
 	ossav1 "opsnorth.io/scheduler/apis/ossa/v1"
 	schedulerv1alpha1 "opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 	"opsnorth.io/scheduler/generated/clientset/versioned"
+	"opsnorth.io/scheduler/pkg/testkit"
 )
 
 // Kinds of the scheduler API group.
@@ -75,8 +76,7 @@ func ensureNamespace(t *testing.T, cfg *rest.Config, name string) {
 	t.Helper()
 	kc, err := kubernetes.NewForConfig(cfg)
 	require.NoError(t, err)
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
-	_, err = kc.CoreV1().Namespaces().Create(t.Context(), ns, metav1.CreateOptions{})
+	_, err = kc.CoreV1().Namespaces().Create(t.Context(), testkit.MakeBackendNamespace(name, ""), metav1.CreateOptions{})
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		require.NoError(t, err, "create namespace %s", name)
 	}

@@ -264,8 +264,9 @@ func assertKinds(t *testing.T, objs []*unstructured.Unstructured, shared map[str
 	}
 }
 
-// assertLeastPrivilege refuses wildcards anywhere and secret reads outside a
-// namespaced Role.
+// assertLeastPrivilege refuses wildcards anywhere, and any cluster-wide
+// secret verb but get: a manager that serves every tenant namespace reads the
+// Secrets a task names, by name, and can never enumerate them.
 func assertLeastPrivilege(t *testing.T, obj *unstructured.Unstructured) {
 	t.Helper()
 	if obj.GetKind() != "ClusterRole" && obj.GetKind() != "Role" {
@@ -277,8 +278,8 @@ func assertLeastPrivilege(t *testing.T, obj *unstructured.Unstructured) {
 		for _, field := range [][]string{rule.Verbs, rule.Resources, rule.APIGroups} {
 			assert.NotContains(t, field, "*", "%s %s has a wildcard: %+v", obj.GetKind(), obj.GetName(), rule)
 		}
-		if obj.GetKind() == "ClusterRole" && slices.Contains(rule.APIGroups, "") {
-			assert.NotContains(t, rule.Resources, "secrets", "ClusterRole %s reads secrets cluster-wide", obj.GetName())
+		if obj.GetKind() == "ClusterRole" && slices.Contains(rule.APIGroups, "") && slices.Contains(rule.Resources, "secrets") {
+			assert.Equal(t, []string{"get"}, rule.Verbs, "ClusterRole %s may only get secrets by name, never list, watch or write them cluster-wide", obj.GetName())
 		}
 	}
 }

@@ -28,7 +28,7 @@ const (
 // marks and the tenancy labels. Each attack has its honest control.
 func namespaceMarkAttacks(t *testing.T, env *testenv.Env, suffix string) {
 	admin := kubernetes.NewForConfigOrDie(env.Config)
-	team, maker, nsAdmin, binder := "team-"+suffix, "maker-"+suffix, "nsadmin-"+suffix, "binder-"+suffix
+	team, maker, nsAdmin, binder := "owned-"+suffix, "maker-"+suffix, "nsadmin-"+suffix, "binder-"+suffix
 	_, err := admin.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: team}}, metav1.CreateOptions{})
 	require.NoError(t, err)
 	grantClusterRule(t, admin, maker, maker, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"namespaces"}, Verbs: []string{"create"}})

@@ -48,9 +48,11 @@ func TestTenantPolicies(t *testing.T) {
 	suffix := rand.String(5)
 	alice, bob, backend, probe := "alice-"+suffix, "bob-"+suffix, "backend-"+suffix, "probe-"+suffix
 	admin := kubernetes.NewForConfigOrDie(env.Config)
-	listed := "listed-" + suffix
+	// team holds RBAC on the scheduler kinds in a namespace nobody marked.
+	listed, team := "listed-"+suffix, "team-"+suffix
+	backendNS := map[string]string{labelkeys.Backend: labelkeys.BackendValue}
 	for user, labels := range map[string]map[string]string{alice: {labelkeys.Tenant: "alice"}, bob: {labelkeys.Tenant: "bob"},
-		backend: nil, probe: {labelkeys.Tenant: "alice"}, listed: {labelkeys.Backend: labelkeys.BackendValue}} {
+		backend: backendNS, probe: {labelkeys.Tenant: "alice"}, listed: backendNS, team: nil} {
 		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: user, Labels: labels}}
 		if user == listed {
 			ns.Annotations = map[string]string{labelkeys.BackendUsers: "carol, alice"}
@@ -65,10 +67,16 @@ func TestTenantPolicies(t *testing.T) {
 	asAlice := newSchedulerClient(t, impersonate(env.Config, alice))
 	asBackend := newSchedulerClient(t, impersonate(env.Config, backend))
 	asListed := newSchedulerClient(t, impersonate(env.Config, listed))
+	asTeam := newSchedulerClient(t, impersonate(env.Config, team))
+	asAdmin := newSchedulerClient(t, env.Config)
 	asWorkflows := newSchedulerClient(t, impersonate(env.Config, workflowsSA, "system:masters"))
 
 	bound := func(userID, ns string) string {
 		return `spec.userId: "` + userID + `" is not "alice", the user namespace ` + ns + ` is bound to (label scheduler.opsnorth.io/tenant)`
+	}
+	notServed := func(ns string) string {
+		return "spec.userId: namespace " + ns + " is neither bound to a user (label scheduler.opsnorth.io/tenant=<userId>)" +
+			" nor a backend namespace (label scheduler.opsnorth.io/backend=true)"
 	}
 	forged := "metadata: only the workflows manager may create an AgentTask owned by a Workflow or labelled scheduler.opsnorth.io/workflow"
 	stepOf := func(at *schedulerv1alpha1.AgentTask) *schedulerv1alpha1.AgentTask {
@@ -101,7 +109,7 @@ func TestTenantPolicies(t *testing.T) {
 		{"userId spoofing by the backend in a bound namespace", func(ctx context.Context) error {
 			return create(ctx, newSchedulerClient(t, env.Config), withUser(validImageUserDeployment(alice, "admin-spoof"), "mallory"))
 		}, bound("mallory", alice)},
-		{"the backend acts for any user in its unbound namespace", func(ctx context.Context) error {
+		{"the backend acts for any user in its backend namespace", func(ctx context.Context) error {
 			return create(ctx, asBackend, withUser(validImageUserDeployment(backend, "for-bob"), "bob"))
 		}, ""},
 		{"a backend namespace acts for a user it lists", func(ctx context.Context) error {
@@ -116,6 +124,25 @@ func TestTenantPolicies(t *testing.T) {
 			_, err := asListed.SchedulerV1alpha1().AgentTasks(listed).Create(ctx, at, metav1.CreateOptions{})
 			return err
 		}, `spec.userId: "bob" is not among the users backend namespace`},
+		{"an unmarked namespace serves no UserDeployment", func(ctx context.Context) error {
+			return create(ctx, asTeam, withUser(validImageUserDeployment(team, "unserved-ud"), "team"))
+		}, notServed(team)},
+		{"an unmarked namespace serves no AgentTask", func(ctx context.Context) error {
+			_, err := asTeam.SchedulerV1alpha1().AgentTasks(team).Create(ctx, validAgentTask(team, "unserved-at"), metav1.CreateOptions{})
+			return err
+		}, notServed(team)},
+		{"an unmarked namespace serves no Workflow", func(ctx context.Context) error {
+			_, err := asTeam.SchedulerV1alpha1().Workflows(team).Create(ctx, validWorkflow(team, "unserved-wf"), metav1.CreateOptions{})
+			return err
+		}, notServed(team)},
+		{"default serves nobody, not even cluster-admin", func(ctx context.Context) error {
+			_, err := asAdmin.SchedulerV1alpha1().AgentTasks("default").Create(ctx, validAgentTask("default", "unserved-default"), metav1.CreateOptions{})
+			return err
+		}, notServed("default")},
+		{"the workflows manager cannot create step tasks in an unmarked namespace", func(ctx context.Context) error {
+			_, err := asWorkflows.SchedulerV1alpha1().AgentTasks(team).Create(ctx, stepOf(validAgentTask(team, "unserved-step")), metav1.CreateOptions{})
+			return err
+		}, notServed(team)},
 		{"a forged step task (Workflow owner reference)", func(ctx context.Context) error {
 			_, err := asAlice.SchedulerV1alpha1().AgentTasks(alice).Create(ctx, stepOf(validAgentTask(alice, "forged-owner")), metav1.CreateOptions{})
 			return err
@@ -155,6 +182,17 @@ func TestTenantPolicies(t *testing.T) {
 		ats, err := cs.SchedulerV1alpha1().AgentTasks(alice).List(t.Context(), metav1.ListOptions{})
 		require.NoError(t, err)
 		assert.Empty(t, ats.Items)
+		for _, ns := range []string{team, "default"} {
+			ats, err := cs.SchedulerV1alpha1().AgentTasks(ns).List(t.Context(), metav1.ListOptions{})
+			require.NoError(t, err)
+			assert.Empty(t, ats.Items, "no AgentTask in %s", ns)
+			wfs, err := cs.SchedulerV1alpha1().Workflows(ns).List(t.Context(), metav1.ListOptions{})
+			require.NoError(t, err)
+			assert.Empty(t, wfs.Items, "no Workflow in %s", ns)
+			uds, err := cs.SchedulerV1alpha1().UserDeployments(ns).List(t.Context(), metav1.ListOptions{})
+			require.NoError(t, err)
+			assert.Empty(t, uds.Items, "no UserDeployment in %s", ns)
+		}
 	})
 	t.Run("userId cannot be changed to another user's in a bound namespace", func(t *testing.T) {
 		ud, err := asAlice.SchedulerV1alpha1().UserDeployments(alice).Get(t.Context(), "own", metav1.GetOptions{})
@@ -204,14 +242,28 @@ func TestTenantPolicies(t *testing.T) {
 		require.NoError(t, asDeployments.CoreV1().Namespaces().Delete(t.Context(), own, metav1.DeleteOptions{}))
 		require.NoError(t, admin.CoreV1().Namespaces().Delete(t.Context(), bob, metav1.DeleteOptions{}), "anyone else's RBAC decides")
 	})
-	t.Run("the tasks manager deletes only the agent Jobs it created", func(t *testing.T) {
+	t.Run("the tasks manager creates Jobs only where tasks are served and deletes only its own", func(t *testing.T) {
 		asTasks := kubernetes.NewForConfigOrDie(impersonate(env.Config, tasksSA, "system:masters"))
-		job := func(name string, labels map[string]string) *batchv1.Job {
-			return &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: backend, Labels: labels},
+		job := func(ns, name string, labels map[string]string) *batchv1.Job {
+			return &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels},
 				Spec: batchv1.JobSpec{Suspend: ptr.To(true), Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
 					RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}}}
 		}
-		_, err := admin.BatchV1().Jobs(backend).Create(t.Context(), job("team-etl", map[string]string{"app": "etl"}), metav1.CreateOptions{})
+		agent := map[string]string{labelkeys.ManagedBy: labelkeys.ManagedByValue, labelkeys.Component: "agent"}
+		for _, ns := range []string{"kube-system", team} {
+			_, err := asTasks.BatchV1().Jobs(ns).Create(t.Context(), job(ns, "escape", agent), metav1.CreateOptions{})
+			require.Error(t, err, "a Job in %s", ns)
+			assert.Contains(t, err.Error(), "the tasks manager may create Jobs only in a namespace bound to a user (label scheduler.opsnorth.io/tenant)"+
+				" or a backend namespace (label scheduler.opsnorth.io/backend=true); "+ns+" is neither")
+			_, err = admin.BatchV1().Jobs(ns).Get(t.Context(), "escape", metav1.GetOptions{})
+			assert.True(t, apierrors.IsNotFound(err), "no Job in %s: %v", ns, err)
+		}
+		for _, ns := range []string{alice, backend} {
+			_, err := asTasks.BatchV1().Jobs(ns).Create(t.Context(), job(ns, "served", agent), metav1.CreateOptions{})
+			require.NoError(t, err, "a Job in served namespace %s", ns)
+			require.NoError(t, asTasks.BatchV1().Jobs(ns).Delete(t.Context(), "served", metav1.DeleteOptions{}))
+		}
+		_, err := admin.BatchV1().Jobs(backend).Create(t.Context(), job(backend, "team-etl", map[string]string{"app": "etl"}), metav1.CreateOptions{})
 		require.NoError(t, err)
 		err = asTasks.BatchV1().Jobs(backend).Delete(t.Context(), "team-etl", metav1.DeleteOptions{})
 		require.Error(t, err)
@@ -219,8 +271,7 @@ func TestTenantPolicies(t *testing.T) {
 		_, err = admin.BatchV1().Jobs(backend).Get(t.Context(), "team-etl", metav1.GetOptions{})
 		require.NoError(t, err, "the team's Job is untouched")
 
-		_, err = admin.BatchV1().Jobs(backend).Create(t.Context(), job("agent-task", map[string]string{
-			labelkeys.ManagedBy: labelkeys.ManagedByValue, labelkeys.Component: "agent"}), metav1.CreateOptions{})
+		_, err = admin.BatchV1().Jobs(backend).Create(t.Context(), job(backend, "agent-task", agent), metav1.CreateOptions{})
 		require.NoError(t, err)
 		require.NoError(t, asTasks.BatchV1().Jobs(backend).Delete(t.Context(), "agent-task", metav1.DeleteOptions{}))
 		require.NoError(t, admin.BatchV1().Jobs(backend).Delete(t.Context(), "team-etl", metav1.DeleteOptions{}), "anyone else's RBAC decides")
@@ -246,7 +297,7 @@ func applyPolicies(t *testing.T, env *testenv.Env) {
 		name := obj.GetName()
 		t.Cleanup(func() { _ = rc.Delete(context.Background(), name, metav1.DeleteOptions{}) })
 	}
-	require.Equal(t, 12, n, "six policies and their bindings: tenant binding, step tasks, approvals, namespace marks, namespace and Job deletion")
+	require.Equal(t, 12, n, "six policies and their bindings: tenant binding, step tasks, approvals, namespace marks, namespace deletion, jobs")
 }
 
 // waitPolicyActive waits until the tenant binding refuses a spoofed
@@ -298,7 +349,7 @@ func waitPoliciesActive(t *testing.T, env *testenv.Env, ns string) {
 				Annotations: map[string]string{"scheduler.opsnorth.io/created-by": "opsnorth-scheduler-deployments"}}}, create)
 			return err
 		},
-		"job deletion": func(ctx context.Context) error {
+		"jobs": func(ctx context.Context) error {
 			return asTasks.BatchV1().Jobs(ns).Delete(ctx, "probe", del)
 		},
 	}
@@ -342,7 +393,7 @@ func create(ctx context.Context, cs versioned.Interface, ud *schedulerv1alpha1.U
 
 // TestManagerRBACReach installs the all-in-one overlay's RBAC for real and
 // asks the API server (SubjectAccessReview) what each manager's
-// ServiceAccount may do: its own kinds in its namespaces, nothing in others.
+// ServiceAccount may do: its own kinds and the reads they need, nothing more.
 func TestManagerRBACReach(t *testing.T) {
 	env := testenv.Require(t)
 	admin := kubernetes.NewForConfigOrDie(env.Config)
@@ -352,24 +403,31 @@ func TestManagerRBACReach(t *testing.T) {
 		manager, verb, group, resource, subresource, namespace, name string
 		allowed                                                      bool
 	}{
+		// The tasks and workflows managers serve every bound and backend
+		// namespace, so their RBAC is cluster-wide: the jobs policy fences
+		// where the tasks manager creates and deletes Jobs (TestTenantPolicies),
+		// and the tenant binding where step tasks are created.
 		{"tasks", "create", "batch", "jobs", "", "agent-tasks", "", true},
-		{"tasks", "create", "batch", "jobs", "", "kube-system", "", false},
+		{"tasks", "create", "batch", "jobs", "", "kube-system", "", true},
 		{"tasks", "get", "", "secrets", "", "agent-tasks", "", true},
-		{"tasks", "get", "", "secrets", "", "kube-system", "", false},
+		// By name only: a widening README's Multi-tenancy names.
+		{"tasks", "get", "", "secrets", "", "kube-system", "", true},
 		{"tasks", "list", "", "secrets", "", "", "", false},
+		{"tasks", "watch", "", "secrets", "", "agent-tasks", "", false},
 		{"tasks", "get", "", "serviceaccounts", "", "agent-tasks", "", true},
 		{"tasks", "update", "scheduler.opsnorth.io", "agenttasks", "finalizers", "agent-tasks", "", true},
-		// Allowed by RBAC; the job-deletion policy narrows it to the agent Jobs it created.
 		{"tasks", "delete", "batch", "jobs", "", "agent-tasks", "", true},
-		{"tasks", "delete", "batch", "jobs", "", "kube-system", "", false},
 		{"tasks", "create", "", "pods", "", "agent-tasks", "", false},
+		{"tasks", "create", "scheduler.opsnorth.io", "agenttasks", "", "agent-tasks", "", false},
+		{"tasks", "create", "rbac.authorization.k8s.io", "rolebindings", "", "agent-tasks", "", false},
 		{"workflows", "update", "scheduler.opsnorth.io", "workflows", "finalizers", "agent-tasks", "", true},
 		{"workflows", "create", "scheduler.opsnorth.io", "agenttasks", "", "agent-tasks", "", true},
 		{"workflows", "create", "batch", "jobs", "", "agent-tasks", "", false},
-		{"workflows", "get", "", "secrets", "", "kube-system", "", false},
-		// The step key, in the managers' own namespace, by name only.
+		{"workflows", "list", "", "secrets", "", "", "", false},
 		{"workflows", "get", "", "secrets", "", "opsnorth-system", "opsnorth-scheduler-workflows-step-key", true},
-		{"workflows", "get", "", "secrets", "", "opsnorth-system", "opsnorth-scheduler-tasks-token", false},
+		// get by name reaches every namespace (webhook signing Secrets live
+		// in each task's namespace); list and watch never do.
+		{"workflows", "get", "", "secrets", "", "opsnorth-system", "opsnorth-scheduler-tasks-token", true},
 		{"workflows", "list", "", "secrets", "", "opsnorth-system", "", false},
 		{"deployments", "list", "", "secrets", "", "", "", false},
 		{"deployments", "get", "", "secrets", "", "user-alice", "", false},

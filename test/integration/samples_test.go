@@ -31,7 +31,7 @@ const samplesFieldManager = "samples-test"
 var sampleNamespaces = map[string]string{
 	kindAgentTask:          "agent-tasks",
 	kindWorkflow:           "agent-tasks",
-	kindUserDeployment:     "default",
+	kindUserDeployment:     "agent-tasks",
 	kindDeploymentTemplate: "",
 	kindAgent:              "default",
 }

@@ -7,7 +7,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -59,7 +58,7 @@ func TestWithoutOptionalCRDs(t *testing.T) {
 	requireNoOptionalGroups(t, env)
 
 	ns := "apps-" + rand.String(6)
-	require.NoError(t, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
+	require.NoError(t, c.Create(ctx, testkit.MakeBackendNamespace(ns, "")))
 	testkit.StartManager(t, env.Config, deployments.NewComponent(), "--deployment-domain="+domain, "--watch-namespace="+ns)
 	user := "kim-" + rand.String(5)
 	userNS := "user-" + user
