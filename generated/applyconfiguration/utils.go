@@ -96,6 +96,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &schedulerv1alpha1.ApprovalGateApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ApprovalRecord"):
 		return &schedulerv1alpha1.ApprovalRecordApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("Approvers"):
+		return &schedulerv1alpha1.ApproversApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("Autoscaling"):
 		return &schedulerv1alpha1.AutoscalingApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ConfigFile"):

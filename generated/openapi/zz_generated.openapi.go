@@ -368,6 +368,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		"opsnorth.io/scheduler/apis/scheduler/v1alpha1.Approval":                 schema_scheduler_apis_scheduler_v1alpha1_Approval(ref),
 		"opsnorth.io/scheduler/apis/scheduler/v1alpha1.ApprovalGate":             schema_scheduler_apis_scheduler_v1alpha1_ApprovalGate(ref),
 		"opsnorth.io/scheduler/apis/scheduler/v1alpha1.ApprovalRecord":           schema_scheduler_apis_scheduler_v1alpha1_ApprovalRecord(ref),
+		"opsnorth.io/scheduler/apis/scheduler/v1alpha1.Approvers":                schema_scheduler_apis_scheduler_v1alpha1_Approvers(ref),
 		"opsnorth.io/scheduler/apis/scheduler/v1alpha1.Autoscaling":              schema_scheduler_apis_scheduler_v1alpha1_Autoscaling(ref),
 		"opsnorth.io/scheduler/apis/scheduler/v1alpha1.ConfigFile":               schema_scheduler_apis_scheduler_v1alpha1_ConfigFile(ref),
 		"opsnorth.io/scheduler/apis/scheduler/v1alpha1.DeploymentTemplate":       schema_scheduler_apis_scheduler_v1alpha1_DeploymentTemplate(ref),
@@ -19368,7 +19369,7 @@ func schema_scheduler_apis_scheduler_v1alpha1_Approval(ref common.ReferenceCallb
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
 			SchemaProps: spec.SchemaProps{
-				Description: "Approval is one person's decision on an approval step, written to the Workflow's spec.approvals (kubectl opsnorth approve does it). The opsnorth-scheduler-approvals admission policy refuses an approval whose \"by\" is not the user who writes it.",
+				Description: "Approval is one person's decision on an approval step, written to the Workflow's spec.approvals (kubectl opsnorth approve does it). The opsnorth-scheduler-approvals admission policy refuses an approval whose \"by\" is not the user who writes it, or that the step's approvers do not allow.",
 				Type:        []string{"object"},
 				Properties: map[string]spec.Schema{
 					"step": {
@@ -19400,6 +19401,25 @@ func schema_scheduler_apis_scheduler_v1alpha1_Approval(ref common.ReferenceCallb
 							Default:     "",
 							Type:        []string{"string"},
 							Format:      "",
+						},
+					},
+					"byGroups": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "set",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "ByGroups are the groups of the step's approvers the writer is a member of (kubectl opsnorth approve fills them in); the approvals admission policy refuses a group the request does not carry.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
 						},
 					},
 					"comment": {
@@ -19444,9 +19464,17 @@ func schema_scheduler_apis_scheduler_v1alpha1_ApprovalGate(ref common.ReferenceC
 							Format:      "",
 						},
 					},
+					"approvers": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Approvers are who may decide on this step; they replace the workflow's spec.approvers for it.",
+							Ref:         ref("opsnorth.io/scheduler/apis/scheduler/v1alpha1.Approvers"),
+						},
+					},
 				},
 			},
 		},
+		Dependencies: []string{
+			"opsnorth.io/scheduler/apis/scheduler/v1alpha1.Approvers"},
 	}
 }
 
@@ -19492,6 +19520,64 @@ func schema_scheduler_apis_scheduler_v1alpha1_ApprovalRecord(ref common.Referenc
 		},
 		Dependencies: []string{
 			metav1.Time{}.OpenAPIModelName()},
+	}
+}
+
+func schema_scheduler_apis_scheduler_v1alpha1_Approvers(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "Approvers names who may decide on an approval step. With neither users nor groups, anyone who may update the Workflow decides. The workflow's creator (annotation scheduler.opsnorth.io/creator, which the opsnorth-scheduler-workflow-creator admission policy records) never decides unless AllowSelfApproval is set.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"users": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "set",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Users are the usernames that may decide.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"groups": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "set",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Groups are the groups whose members may decide; a decision names the writer's groups in byGroups, which the approvals admission policy checks against the request.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"allowSelfApproval": {
+						SchemaProps: spec.SchemaProps{
+							Description: "AllowSelfApproval lets the workflow's creator decide too.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
 	}
 }
 
@@ -21310,18 +21396,25 @@ func schema_scheduler_apis_scheduler_v1alpha1_WorkflowSpec(ref common.ReferenceC
 							Format:      "int32",
 						},
 					},
+					"approvers": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Approvers are who may decide on the workflow's approval steps that name none of their own.",
+							Ref:         ref("opsnorth.io/scheduler/apis/scheduler/v1alpha1.Approvers"),
+						},
+					},
 					"approvals": {
 						VendorExtensible: spec.VendorExtensible{
 							Extensions: spec.Extensions{
 								"x-kubernetes-list-map-keys": []interface{}{
 									"step",
 									"retry",
+									"by",
 								},
 								"x-kubernetes-list-type": "map",
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "Approvals are the decisions on approval steps. Entries can only be added (kubectl opsnorth approve).",
+							Description: "Approvals are the decisions on approval steps, one per step, run and writer. Entries can only be added (kubectl opsnorth approve), never in the create; the first one of a run that satisfies the step's approvers decides it.",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
@@ -21337,7 +21430,7 @@ func schema_scheduler_apis_scheduler_v1alpha1_WorkflowSpec(ref common.ReferenceC
 			},
 		},
 		Dependencies: []string{
-			"opsnorth.io/scheduler/apis/scheduler/v1alpha1.Approval", "opsnorth.io/scheduler/apis/scheduler/v1alpha1.SecretKeyReference", "opsnorth.io/scheduler/apis/scheduler/v1alpha1.WorkflowStep"},
+			"opsnorth.io/scheduler/apis/scheduler/v1alpha1.Approval", "opsnorth.io/scheduler/apis/scheduler/v1alpha1.Approvers", "opsnorth.io/scheduler/apis/scheduler/v1alpha1.SecretKeyReference", "opsnorth.io/scheduler/apis/scheduler/v1alpha1.WorkflowStep"},
 	}
 }
 

@@ -60,6 +60,11 @@ const (
 	// BackendUsers, an annotation on a backend Namespace, is the
 	// comma-separated list of users its objects may act for.
 	BackendUsers = Prefix + "backend-users"
+	// Creator, an annotation on a Workflow, is the username that created
+	// it, as the opsnorth-scheduler-workflow-creator admission policy
+	// recorded from the create request; approvals check it against
+	// self-approval.
+	Creator = Prefix + "creator"
 	// MaxTier on a bound Namespace is the most generous tier its user's
 	// UserDeployments may ask for (the deployments manager's
 	// --default-max-tier where it is absent).

@@ -31,7 +31,8 @@ var Components = []string{"deployments", "tasks", "workflows"}
 // managers themselves run as local processes, not as the packaged
 // Deployments (kwok would only fake those).
 var rbacKinds = []string{"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding",
-	"NetworkPolicy", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"}
+	"NetworkPolicy", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding",
+	"MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding"}
 
 // InstallRBAC renders the all-in-one kustomize overlay exactly as users
 // install it and applies its namespaces, ServiceAccounts, roles and bindings.

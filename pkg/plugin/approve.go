@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/spf13/cobra"
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -48,6 +49,7 @@ const maxApproveAttempts = 5
 
 func (o *Options) approve(ctx context.Context, c *clients, wfName, stepName string, decision v1alpha1.ApprovalDecision, comment string) error {
 	var user, read string
+	var groups []string
 	var failed error
 	for attempt := 1; ; attempt++ {
 		obj, err := fetch(ctx, c, workflowResource, wfName)
@@ -59,15 +61,17 @@ func (o *Options) approve(ctx context.Context, c *clients, wfName, stepName stri
 			// Nothing changed since the write failed: it failed for itself.
 			return fmt.Errorf("write the decision on step %s of workflow %s: %w", stepName, wfName, failed)
 		}
-		if err := approvable(wf, stepName); err != nil {
-			return err
-		}
 		if user == "" {
-			if user, err = whoAmI(ctx, c); err != nil {
+			if user, groups, err = whoAmI(ctx, c); err != nil {
 				return err
 			}
 		}
-		entry := v1alpha1.Approval{Step: stepName, Retry: wf.Status.Retries, Decision: decision, By: user, Comment: comment}
+		i, err := approvable(wf, stepName, user)
+		if err != nil {
+			return err
+		}
+		entry := v1alpha1.Approval{Step: stepName, Retry: wf.Status.Retries, Decision: decision, By: user, Comment: comment,
+			ByGroups: approverGroups(wf, i, groups)}
 		patch, err := appendApproval(wf, entry)
 		if err != nil {
 			return err
@@ -93,8 +97,8 @@ func (o *Options) approve(ctx context.Context, c *clients, wfName, stepName stri
 
 // appendApproval is a JSON patch that appends entry to spec.approvals. It
 // never replaces a decision: the first one creates the list only while it
-// is still absent (the test), and the CRD refuses a second decision on the
-// same step and run.
+// is still absent (the test), and the CRD refuses a second decision by the
+// same writer on the same step and run.
 func appendApproval(wf *v1alpha1.Workflow, entry v1alpha1.Approval) ([]byte, error) {
 	ops := []map[string]any{{"op": "add", "path": "/spec/approvals/-", "value": entry}}
 	if len(wf.Spec.Approvals) == 0 {
@@ -110,36 +114,53 @@ func appendApproval(wf *v1alpha1.Workflow, entry v1alpha1.Approval) ([]byte, err
 	return patch, nil
 }
 
-// approvable refuses, before any write, a step that is not an approval
-// step, is not waiting, or already has a decision in this run.
-func approvable(wf *v1alpha1.Workflow, stepName string) error {
+// approvable is the index of step stepName; it refuses, before any write,
+// a step that is not an approval step, is not waiting, or that user
+// already decided on in this run.
+func approvable(wf *v1alpha1.Workflow, stepName, user string) (int, error) {
 	step, st, err := findStep(wf, stepName)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if step.Approval == nil {
-		return fmt.Errorf("step %s of workflow %s is not an approval step: only steps with approval set wait for a decision", stepName, wf.Name)
+		return 0, fmt.Errorf("step %s of workflow %s is not an approval step: only steps with approval set wait for a decision", stepName, wf.Name)
 	}
 	for _, a := range wf.Spec.Approvals {
-		if a.Step == stepName && a.Retry == wf.Status.Retries {
-			return fmt.Errorf("step %s of workflow %s already has a decision in this run: %s by %s", stepName, wf.Name, a.Decision, a.By)
+		if a.Step == stepName && a.Retry == wf.Status.Retries && a.By == user {
+			return 0, fmt.Errorf("step %s of workflow %s already has your decision in this run: %s by %s", stepName, wf.Name, a.Decision, a.By)
 		}
 	}
 	if st == nil || st.Phase != v1alpha1.StepWaiting {
-		return fmt.Errorf("step %s of workflow %s is not waiting for approval (phase %s)", stepName, wf.Name, phaseOr(st))
+		return 0, fmt.Errorf("step %s of workflow %s is not waiting for approval (phase %s)", stepName, wf.Name, phaseOr(st))
 	}
-	return nil
+	return slices.IndexFunc(wf.Spec.Steps, func(s v1alpha1.WorkflowStep) bool { return s.Name == stepName }), nil
+}
+
+// approverGroups are the groups of the caller that the approvers of step i
+// name: what the decision records in byGroups, and no more.
+func approverGroups(wf *v1alpha1.Workflow, i int, groups []string) []string {
+	p, _ := wf.StepApprovers(i)
+	if p == nil {
+		return nil
+	}
+	var out []string
+	for _, g := range groups {
+		if slices.Contains(p.Groups, g) && !slices.Contains(out, g) {
+			out = append(out, g)
+		}
+	}
+	return out
 }
 
 // whoAmI is the username the API server authenticates the caller as
 // (kubectl auth whoami).
-func whoAmI(ctx context.Context, c *clients) (string, error) {
+func whoAmI(ctx context.Context, c *clients) (string, []string, error) {
 	review, err := c.kube.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
 	if err != nil {
-		return "", fmt.Errorf("find your username (SelfSubjectReview): %w", err)
+		return "", nil, fmt.Errorf("find your username (SelfSubjectReview): %w", err)
 	}
 	if review.Status.UserInfo.Username == "" {
-		return "", fmt.Errorf("the API server does not know your username")
+		return "", nil, fmt.Errorf("the API server does not know your username")
 	}
-	return review.Status.UserInfo.Username, nil
+	return review.Status.UserInfo.Username, review.Status.UserInfo.Groups, nil
 }

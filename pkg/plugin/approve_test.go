@@ -52,6 +52,18 @@ func TestApprove(t *testing.T) {
 		golden(t, "approve-then-get", k.run("get", "wf", "draft-review").text())
 	})
 
+	t.Run("records the groups the approvers name", func(t *testing.T) {
+		k := k.in(t)
+		wf := waitingApproval()
+		wf.Name = "by-group"
+		wf.Spec.Approvers = &v1alpha1.Approvers{Groups: []string{"release-managers", "system:masters"}}
+		k.createWorkflow(wf)
+		require.NoError(t, k.run("approve", "by-group", "review").err)
+		got := k.workflow("by-group").Spec.Approvals
+		require.Len(t, got, 1)
+		assert.Equal(t, []string{"system:masters"}, got[0].ByGroups, "only the caller's groups that the approvers name")
+	})
+
 	t.Run("approve-and-reject-in-a-retry", func(t *testing.T) {
 		k := k.in(t)
 		r1 := k.run("approve", "release", "legal")
@@ -108,7 +120,7 @@ func TestApprove(t *testing.T) {
 		runGolden(t, k, []getCase{
 			{golden: "approve-not-an-approval-step", args: []string{"approve", "not-yet", "draft"}, wantErr: "draft of workflow not-yet is not an approval step"},
 			{golden: "approve-not-waiting", args: []string{"approve", "not-yet", "review"}, wantErr: "is not waiting for approval (phase Pending)"},
-			{golden: "approve-already-decided", args: []string{"approve", "release", "legal", "--reject"}, wantErr: "already has a decision in this run: Approve by alice"},
+			{golden: "approve-already-decided", args: []string{"approve", "release", "legal", "--reject"}, wantErr: "already has your decision in this run: Approve by alice"},
 			{golden: "approve-no-such-step", args: []string{"approve", "not-yet", "deploy"}, wantErr: `has no step "deploy"`},
 		})
 		assert.Empty(t, k.workflow("not-yet").Spec.Approvals, "a refusal writes nothing")

@@ -46,7 +46,12 @@ func observeApproval(obs *observation, i int, prev *v1alpha1.StepStatus) stepVie
 		return v
 	}
 	gate := step.Approval
-	if a := decision(obs.wf, step.Name); a != nil {
+	a, refused := decision(obs.wf, i)
+	v.status.Reason = ReasonAwaitingApproval
+	if refused != "" {
+		v.status.Reason, v.refused = ReasonApprovalRefused, refused
+	}
+	if a != nil {
 		v.status.Approval = &v1alpha1.ApprovalRecord{Decision: a.Decision, By: a.By, Comment: a.Comment, Time: stamp(obs.now)}
 		if a.Decision == v1alpha1.DecisionReject {
 			msg := "rejected by " + a.By
@@ -100,17 +105,6 @@ func wait(obs *observation, views []stepView, i int) error {
 	}
 	if gate.TimeoutSeconds != nil {
 		v.retryAt = v.status.StartTime.Add(time.Second + time.Duration(*gate.TimeoutSeconds)*time.Second)
-	}
-	return nil
-}
-
-// decision is the decision on step in spec.approvals for the workflow's
-// current run; the first one listed counts.
-func decision(wf *v1alpha1.Workflow, step string) *v1alpha1.Approval {
-	for i := range wf.Spec.Approvals {
-		if a := &wf.Spec.Approvals[i]; a.Step == step && a.Retry == wf.Status.Retries {
-			return a
-		}
 	}
 	return nil
 }

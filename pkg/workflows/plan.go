@@ -210,7 +210,7 @@ func statuses(views []stepView) []v1alpha1.StepStatus {
 
 func runningMessage(views []stepView) string {
 	succeeded := 0
-	var active, waiting []string
+	var active, waiting, refused []string
 	for _, v := range views {
 		switch v.status.Phase {
 		case v1alpha1.StepSucceeded:
@@ -219,6 +219,9 @@ func runningMessage(views []stepView) string {
 			active = append(active, v.status.Name)
 		case v1alpha1.StepWaiting:
 			waiting = append(waiting, v.status.Name)
+			if v.refused != "" {
+				refused = append(refused, v.status.Name+": "+v.refused)
+			}
 		}
 	}
 	msg := fmt.Sprintf("%d of %d steps succeeded", succeeded, len(views))
@@ -227,6 +230,9 @@ func runningMessage(views []stepView) string {
 	}
 	if len(waiting) > 0 {
 		msg += "; waiting for approval: " + strings.Join(waiting, ", ")
+	}
+	if len(refused) > 0 {
+		msg += "; " + strings.Join(refused, "; ")
 	}
 	return msg
 }

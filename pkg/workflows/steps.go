@@ -59,6 +59,9 @@ type stepView struct {
 	retryAt time.Time
 	// reason is the failure reason of a Failed step.
 	reason string
+	// refused is why the latest decision on a waiting approval step does
+	// not count (refuseDecision).
+	refused string
 }
 
 // observeStep derives step i's status from the tasks of its current run (by

@@ -104,7 +104,7 @@ func objectFile(r *resource.Resource) string {
 func all(*resource.Resource) bool { return true }
 
 func isPolicy(r *resource.Resource) bool {
-	return r.GetKind() == "ValidatingAdmissionPolicy" || r.GetKind() == "ValidatingAdmissionPolicyBinding"
+	return strings.HasSuffix(r.GetKind(), "AdmissionPolicy") || strings.HasSuffix(r.GetKind(), "AdmissionPolicyBinding")
 }
 
 // writeRendered renders the kustomization in dir and writes each object keep

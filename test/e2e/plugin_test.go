@@ -22,9 +22,10 @@ import (
 
 // TestHumanInTheLoopThroughThePlugin drives a draft → approve → publish
 // workflow with the kubectl-opsnorth binary alone, as a person does: the
-// workflow waits at the approval step, the plugin signs the approval with
-// the caller's username (the approvals admission policy checks it), and
-// the publishing agent receives the approver and comment.
+// workflow waits at the approval step, its author may not approve it, the
+// plugin signs the admin's approval with the caller's username (the
+// approvals admission policy checks it), and the publishing agent receives
+// the approver and comment.
 func TestHumanInTheLoopThroughThePlugin(t *testing.T) {
 	c := requireCluster(t)
 	plugin := pluginRunner(t, c)
@@ -46,7 +47,10 @@ spec:
 `, name, taskNamespace)
 	path := filepath.Join(t.TempDir(), "wf.yaml")
 	require.NoError(t, os.WriteFile(path, []byte(manifest), 0o600))
-	out, err := kubectl(t, c, "apply", "-f", path)
+	// An author writes the workflow; the admin approves it: the creator
+	// may not decide on their own gate.
+	author := []string{"--as=e2e-author", "--as-group=system:masters"}
+	out, err := kubectl(t, c, append([]string{"apply", "-f", path}, author...)...)
 	require.NoError(t, err, out)
 
 	require.Eventually(t, func() bool {
@@ -54,6 +58,10 @@ spec:
 		return err == nil && strings.Contains(out, "publish Q3 report?")
 	}, timeout, 500*time.Millisecond, "the review step never waited with the draft's title")
 	t.Logf("kubectl opsnorth get workflow %s\n%s", name, out)
+
+	out, err = plugin(append([]string{"approve", name, "review"}, author...)...)
+	require.Error(t, err, "the author approved their own workflow: %s", out)
+	assert.Contains(t, out, "the workflow's creator (e2e-author) decides on its approval steps only when approvers.allowSelfApproval is set")
 
 	out, err = plugin("approve", name, "review", "--comment", "ship it")
 	require.NoError(t, err, out)

@@ -71,6 +71,8 @@ func TestDefaultRender(t *testing.T) {
 	assert.ElementsMatch(t, kustomize.names("ValidatingAdmissionPolicy"), out.names("ValidatingAdmissionPolicy"),
 		"the admission policies of the kustomize packaging")
 	assert.ElementsMatch(t, out.names("ValidatingAdmissionPolicy"), out.names("ValidatingAdmissionPolicyBinding"))
+	assert.ElementsMatch(t, kustomize.names("MutatingAdmissionPolicy"), out.names("MutatingAdmissionPolicy"))
+	assert.Equal(t, []string{"opsnorth-scheduler-workflow-creator"}, out.names("MutatingAdmissionPolicyBinding"))
 	assert.Equal(t, kinds["Role"], kinds["RoleBinding"], "every Role is bound")
 
 	for _, obj := range out.objs {
@@ -228,6 +230,15 @@ func TestRenderVariations(t *testing.T) {
 				assert.Empty(t, out.ofKind("ValidatingAdmissionPolicyBinding"))
 				assert.Empty(t, out.ofKind("NetworkPolicy"))
 				assert.Contains(t, out.notes, "policies.enabled is off")
+			},
+		},
+		{
+			name: "mutating policies off, for clusters before Kubernetes 1.36",
+			set:  []string{"policies.mutating=false"},
+			check: func(t *testing.T, out *rendered) {
+				assert.Empty(t, out.ofKind("MutatingAdmissionPolicy"))
+				assert.Empty(t, out.ofKind("MutatingAdmissionPolicyBinding"))
+				assert.Contains(t, out.names("ValidatingAdmissionPolicy"), "opsnorth-scheduler-approvals")
 			},
 		},
 		{

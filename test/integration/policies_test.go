@@ -209,6 +209,7 @@ func TestTenantPolicies(t *testing.T) {
 		wf := validWorkflow(alice, "gated")
 		last := &wf.Spec.Steps[len(wf.Spec.Steps)-1]
 		*last = schedulerv1alpha1.WorkflowStep{Name: last.Name, DependsOn: last.DependsOn, Approval: &schedulerv1alpha1.ApprovalGate{}}
+		wf.Spec.Approvers = &schedulerv1alpha1.Approvers{AllowSelfApproval: true} // alice created it
 		_, err := asAlice.SchedulerV1alpha1().Workflows(alice).Create(t.Context(), wf, metav1.CreateOptions{})
 		require.NoError(t, err)
 		decide := func(by string) error {
@@ -225,6 +226,7 @@ func TestTenantPolicies(t *testing.T) {
 		require.NoError(t, decide(alice))
 		require.NoError(t, decide(alice), "alice's earlier approval passes unchanged")
 	})
+	t.Run("approvers", func(t *testing.T) { approverAttacks(t, env, alice, alice, suffix) })
 	t.Run("namespace marks", func(t *testing.T) { namespaceMarkAttacks(t, env, suffix) })
 	t.Run("the deployments manager deletes only namespaces it created", func(t *testing.T) {
 		asDeployments := kubernetes.NewForConfigOrDie(impersonate(env.Config, deploymentsSA, "system:masters"))
@@ -284,7 +286,9 @@ func applyPolicies(t *testing.T, env *testenv.Env) {
 	t.Helper()
 	dc := newDynamicClient(t, env.Config)
 	resources := map[string]string{"ValidatingAdmissionPolicy": "validatingadmissionpolicies",
-		"ValidatingAdmissionPolicyBinding": "validatingadmissionpolicybindings"}
+		"ValidatingAdmissionPolicyBinding": "validatingadmissionpolicybindings",
+		"MutatingAdmissionPolicy":          "mutatingadmissionpolicies",
+		"MutatingAdmissionPolicyBinding":   "mutatingadmissionpolicybindings"}
 	n := 0
 	for _, obj := range renderOverlay(t, filepath.Join(env.RepoRoot, "kustomize", "overlays", "all-in-one")) {
 		if _, ok := resources[obj.GetKind()]; !ok {
@@ -297,7 +301,7 @@ func applyPolicies(t *testing.T, env *testenv.Env) {
 		name := obj.GetName()
 		t.Cleanup(func() { _ = rc.Delete(context.Background(), name, metav1.DeleteOptions{}) })
 	}
-	require.Equal(t, 12, n, "six policies and their bindings: tenant binding, step tasks, approvals, namespace marks, namespace deletion, jobs")
+	require.Equal(t, 14, n, "seven policies and their bindings: tenant binding, step tasks, approvals, workflow creator, namespace marks, namespace deletion, jobs")
 }
 
 // waitPolicyActive waits until the tenant binding refuses a spoofed
@@ -325,6 +329,10 @@ func waitPoliciesActive(t *testing.T, env *testenv.Env, ns string) {
 		Spec: batchv1.JobSpec{Suspend: ptr.To(true), Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
 			RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}}}, metav1.CreateOptions{})
 	require.NoError(t, err)
+	gated := validWorkflow(ns, "probe-gated")
+	withApproval(gated)
+	gated, err = cs.SchedulerV1alpha1().Workflows(ns).Create(t.Context(), gated, metav1.CreateOptions{})
+	require.NoError(t, err)
 	create := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
 	del := metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}}
 	probes := map[string]func(ctx context.Context) error{
@@ -335,10 +343,9 @@ func waitPoliciesActive(t *testing.T, env *testenv.Env, ns string) {
 			return err
 		},
 		"approvals": func(ctx context.Context) error {
-			wf := validWorkflow(ns, "probe-approval")
-			withApproval(wf)
+			wf := gated.DeepCopy()
 			wf.Spec.Approvals = []schedulerv1alpha1.Approval{approval("not-the-writer")}
-			_, err := cs.SchedulerV1alpha1().Workflows(ns).Create(ctx, wf, create)
+			_, err := cs.SchedulerV1alpha1().Workflows(ns).Update(ctx, wf, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}})
 			return err
 		},
 		"namespace deletion": func(ctx context.Context) error {
@@ -359,6 +366,12 @@ func waitPoliciesActive(t *testing.T, env *testenv.Env, ns string) {
 			return apierrors.IsForbidden(err) || apierrors.IsInvalid(err)
 		}, time.Minute, 200*time.Millisecond, "the %s policy never took effect", name)
 	}
+	require.Eventually(t, func() bool {
+		wf := validWorkflow(ns, "probe-creator")
+		wf.Annotations = map[string]string{labelkeys.Creator: "forged"}
+		wf, err := cs.SchedulerV1alpha1().Workflows(ns).Create(t.Context(), wf, create)
+		return err == nil && wf.Annotations[labelkeys.Creator] != "forged"
+	}, time.Minute, 200*time.Millisecond, "the workflow creator policy never took effect")
 }
 
 func impersonate(cfg *rest.Config, user string, groups ...string) *rest.Config {

@@ -45,17 +45,32 @@ func invalidWorkflowControlCases() []invalidCase {
 			field: "spec.steps[2].approval.onTimeout", msg: "Unsupported value",
 		},
 		{
-			name: "workflow approval of an agent step",
-			obj: newWorkflow(func(w *workflow) {
-				withApproval(w)
-				w.Spec.Approvals = []schedulerv1alpha1.Approval{{Step: "fetch", By: "alice"}}
-			}),
-			field: "spec.approvals", msg: "spec.approvals[].step must name an approval step of this workflow",
+			name:  "workflow approval in the create",
+			obj:   newWorkflow(func(w *workflow) { withApproval(w); w.Spec.Approvals = []schedulerv1alpha1.Approval{approval("alice")} }),
+			field: "spec.approvals", msg: "spec.approvals cannot be set when the workflow is created",
 		},
 		{
-			name:  "workflow approval without by",
-			obj:   newWorkflow(func(w *workflow) { withApproval(w); w.Spec.Approvals = []schedulerv1alpha1.Approval{approval("")} }),
-			field: "spec.approvals[0].by", msg: "should be at least 1 chars long",
+			name:   "workflow approval of an agent step",
+			obj:    newWorkflow(withApproval),
+			update: as(func(w *workflow) { w.Spec.Approvals = []schedulerv1alpha1.Approval{{Step: "fetch", By: "alice"}} }),
+			field:  "spec.approvals", msg: "spec.approvals[].step must name an approval step of this workflow",
+		},
+		{
+			name:   "workflow approval without by",
+			obj:    newWorkflow(withApproval),
+			update: as(func(w *workflow) { w.Spec.Approvals = []schedulerv1alpha1.Approval{approval("")} }),
+			field:  "spec.approvals[0].by", msg: "should be at least 1 chars long",
+		},
+		{
+			name:   "workflow approvers changed",
+			obj:    newWorkflow(func(w *workflow) { w.Spec.Approvers = &schedulerv1alpha1.Approvers{Users: []string{"bob"}} }),
+			update: as(func(w *workflow) { w.Spec.Approvers.Users = []string{"mallory"} }),
+			field:  "spec", msg: "spec is immutable apart from suspend, stop, retry and approvals",
+		},
+		{
+			name:  "workflow approvers listing a user twice",
+			obj:   newWorkflow(func(w *workflow) { w.Spec.Approvers = &schedulerv1alpha1.Approvers{Users: []string{"bob", "bob"}} }),
+			field: "spec.approvers.users[1]", msg: "Duplicate value",
 		},
 		{
 			name:   "workflow step image changed",
@@ -89,13 +104,15 @@ func invalidWorkflowControlCases() []invalidCase {
 		},
 		{
 			name:   "workflow approval withdrawn",
-			obj:    newWorkflow(func(w *workflow) { withApproval(w); w.Spec.Approvals = []schedulerv1alpha1.Approval{approval("alice")} }),
+			obj:    newWorkflow(withApproval),
+			before: as(func(w *workflow) { w.Spec.Approvals = []schedulerv1alpha1.Approval{approval("alice")} }),
 			update: as(func(w *workflow) { w.Spec.Approvals = nil }),
 			field:  "spec.approvals", msg: "spec.approvals can only be added to",
 		},
 		{
 			name:   "workflow approval rewritten",
-			obj:    newWorkflow(func(w *workflow) { withApproval(w); w.Spec.Approvals = []schedulerv1alpha1.Approval{approval("alice")} }),
+			obj:    newWorkflow(withApproval),
+			before: as(func(w *workflow) { w.Spec.Approvals = []schedulerv1alpha1.Approval{approval("alice")} }),
 			update: as(func(w *workflow) { w.Spec.Approvals[0].By = "mallory" }),
 			field:  "spec.approvals", msg: "spec.approvals can only be added to",
 		},
@@ -111,6 +128,12 @@ func workflowControlUpdates() []mutableCase {
 			name:   "workflow approved",
 			obj:    newWorkflow(withApproval),
 			update: as(func(w *workflow) { w.Spec.Approvals = append(w.Spec.Approvals, approval("alice")) }),
+		},
+		{
+			name:   "workflow step decided by a second person",
+			obj:    newWorkflow(withApproval),
+			before: as(func(w *workflow) { w.Spec.Approvals = append(w.Spec.Approvals, approval("alice")) }),
+			update: as(func(w *workflow) { w.Spec.Approvals = append(w.Spec.Approvals, approval("bob")) }),
 		},
 	}
 }

@@ -25,6 +25,37 @@ type ApprovalGate struct {
 	// +optional
 	// +kubebuilder:default=Fail
 	OnTimeout ApprovalTimeoutAction `json:"onTimeout,omitempty"`
+	// Approvers are who may decide on this step; they replace the
+	// workflow's spec.approvers for it.
+	// +optional
+	Approvers *Approvers `json:"approvers,omitempty"`
+}
+
+// Approvers names who may decide on an approval step. With neither users
+// nor groups, anyone who may update the Workflow decides. The workflow's
+// creator (annotation scheduler.opsnorth.io/creator, which the
+// opsnorth-scheduler-workflow-creator admission policy records) never
+// decides unless AllowSelfApproval is set.
+type Approvers struct {
+	// Users are the usernames that may decide.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=20
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=253
+	Users []string `json:"users,omitempty"`
+	// Groups are the groups whose members may decide; a decision names the
+	// writer's groups in byGroups, which the approvals admission policy
+	// checks against the request.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=20
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=253
+	Groups []string `json:"groups,omitempty"`
+	// AllowSelfApproval lets the workflow's creator decide too.
+	// +optional
+	AllowSelfApproval bool `json:"allowSelfApproval,omitempty"`
 }
 
 // ApprovalTimeoutAction is what an approval step does when nobody decided in time.
@@ -50,7 +81,8 @@ const (
 // Approval is one person's decision on an approval step, written to the
 // Workflow's spec.approvals (kubectl opsnorth approve does it). The
 // opsnorth-scheduler-approvals admission policy refuses an approval whose
-// "by" is not the user who writes it.
+// "by" is not the user who writes it, or that the step's approvers do not
+// allow.
 type Approval struct {
 	// Step names the approval step decided on.
 	// +kubebuilder:validation:MinLength=1
@@ -71,6 +103,15 @@ type Approval struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	By string `json:"by"`
+	// ByGroups are the groups of the step's approvers the writer is a
+	// member of (kubectl opsnorth approve fills them in); the approvals
+	// admission policy refuses a group the request does not carry.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=20
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=253
+	ByGroups []string `json:"byGroups,omitempty"`
 	// Comment is passed to later steps as the approval step's output "comment".
 	// +optional
 	// +kubebuilder:validation:MaxLength=2048

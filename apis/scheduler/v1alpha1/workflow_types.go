@@ -44,8 +44,9 @@ const (
 // WorkflowSpec is an ordered list, or a DAG, of agent and approval steps.
 // The spec is immutable apart from its controls: suspend, stop, retry and
 // approvals.
-// +kubebuilder:validation:XValidation:rule="self.userId == oldSelf.userId && self.steps == oldSelf.steps && has(self.input) == has(oldSelf.input) && (!has(self.input) || self.input == oldSelf.input) && has(self.timeoutSeconds) == has(oldSelf.timeoutSeconds) && (!has(self.timeoutSeconds) || self.timeoutSeconds == oldSelf.timeoutSeconds) && has(self.timeoutCountsSuspension) == has(oldSelf.timeoutCountsSuspension) && (!has(self.timeoutCountsSuspension) || self.timeoutCountsSuspension == oldSelf.timeoutCountsSuspension) && has(self.webhookUrl) == has(oldSelf.webhookUrl) && (!has(self.webhookUrl) || self.webhookUrl == oldSelf.webhookUrl) && has(self.webhookSecretRef) == has(oldSelf.webhookSecretRef) && (!has(self.webhookSecretRef) || self.webhookSecretRef == oldSelf.webhookSecretRef) && has(self.ttlSecondsAfterFinished) == has(oldSelf.ttlSecondsAfterFinished) && (!has(self.ttlSecondsAfterFinished) || self.ttlSecondsAfterFinished == oldSelf.ttlSecondsAfterFinished)",message="spec is immutable apart from suspend, stop, retry and approvals: create a new Workflow to run other steps"
+// +kubebuilder:validation:XValidation:rule="self.userId == oldSelf.userId && self.steps == oldSelf.steps && has(self.input) == has(oldSelf.input) && (!has(self.input) || self.input == oldSelf.input) && has(self.timeoutSeconds) == has(oldSelf.timeoutSeconds) && (!has(self.timeoutSeconds) || self.timeoutSeconds == oldSelf.timeoutSeconds) && has(self.timeoutCountsSuspension) == has(oldSelf.timeoutCountsSuspension) && (!has(self.timeoutCountsSuspension) || self.timeoutCountsSuspension == oldSelf.timeoutCountsSuspension) && has(self.webhookUrl) == has(oldSelf.webhookUrl) && (!has(self.webhookUrl) || self.webhookUrl == oldSelf.webhookUrl) && has(self.webhookSecretRef) == has(oldSelf.webhookSecretRef) && (!has(self.webhookSecretRef) || self.webhookSecretRef == oldSelf.webhookSecretRef) && has(self.ttlSecondsAfterFinished) == has(oldSelf.ttlSecondsAfterFinished) && (!has(self.ttlSecondsAfterFinished) || self.ttlSecondsAfterFinished == oldSelf.ttlSecondsAfterFinished) && has(self.approvers) == has(oldSelf.approvers) && (!has(self.approvers) || self.approvers == oldSelf.approvers)",message="spec is immutable apart from suspend, stop, retry and approvals: create a new Workflow to run other steps"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.approvals) || (has(self.approvals) && oldSelf.approvals.all(o, self.approvals.exists(a, a == o)))",message="spec.approvals can only be added to: a decision stays as it was made",fieldPath=".approvals"
+// +kubebuilder:validation:XValidation:rule="oldSelf.hasValue() || !has(self.approvals)",optionalOldSelf=true,message="spec.approvals cannot be set when the workflow is created: a decision is made on a waiting step",fieldPath=".approvals"
 // +kubebuilder:validation:XValidation:rule="!has(self.approvals) || self.approvals.all(a, self.steps.exists(s, s.name == a.step && has(s.approval)))",message="spec.approvals[].step must name an approval step of this workflow",fieldPath=".approvals"
 // +kubebuilder:validation:XValidation:rule="self.steps.all(s, !has(s.dependsOn) || s.dependsOn.all(d, self.steps.exists(t, t.name == d)))",message="steps[].dependsOn must name steps of this workflow",fieldPath=".steps"
 // +kubebuilder:validation:XValidation:rule="self.steps.all(s, !has(s.dependsOn) || !(s.name in s.dependsOn))",message="a step cannot depend on itself",fieldPath=".steps"
@@ -121,12 +122,19 @@ type WorkflowSpec struct {
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=20
 	Retry int32 `json:"retry,omitempty"`
-	// Approvals are the decisions on approval steps. Entries can only be
-	// added (kubectl opsnorth approve).
+	// Approvers are who may decide on the workflow's approval steps that
+	// name none of their own.
+	// +optional
+	Approvers *Approvers `json:"approvers,omitempty"`
+	// Approvals are the decisions on approval steps, one per step, run and
+	// writer. Entries can only be added (kubectl opsnorth approve), never
+	// in the create; the first one of a run that satisfies the step's
+	// approvers decides it.
 	// +optional
 	// +listType=map
 	// +listMapKey=step
 	// +listMapKey=retry
+	// +listMapKey=by
 	// +kubebuilder:validation:MaxItems=100
 	Approvals []Approval `json:"approvals,omitempty"`
 }

@@ -1161,6 +1161,12 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: string
       default: ""
+    - name: byGroups
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: associative
     - name: comment
       type:
         scalar: string
@@ -1178,6 +1184,9 @@ var schemaYAML = typed.YAMLObject(`types:
 - name: io.opsnorth.scheduler.apis.scheduler.v1alpha1.ApprovalGate
   map:
     fields:
+    - name: approvers
+      type:
+        namedType: io.opsnorth.scheduler.apis.scheduler.v1alpha1.Approvers
     - name: message
       type:
         scalar: string
@@ -1204,6 +1213,24 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: time
       type:
         namedType: Time.v1.meta.apis.pkg.apimachinery.k8s.io
+- name: io.opsnorth.scheduler.apis.scheduler.v1alpha1.Approvers
+  map:
+    fields:
+    - name: allowSelfApproval
+      type:
+        scalar: boolean
+    - name: groups
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: associative
+    - name: users
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: associative
 - name: io.opsnorth.scheduler.apis.scheduler.v1alpha1.Autoscaling
   map:
     fields:
@@ -1793,6 +1820,10 @@ var schemaYAML = typed.YAMLObject(`types:
           keys:
           - step
           - retry
+          - by
+    - name: approvers
+      type:
+        namedType: io.opsnorth.scheduler.apis.scheduler.v1alpha1.Approvers
     - name: input
       type:
         map:

@@ -28,7 +28,8 @@ import (
 // Approval is one person's decision on an approval step, written to the
 // Workflow's spec.approvals (kubectl opsnorth approve does it). The
 // opsnorth-scheduler-approvals admission policy refuses an approval whose
-// "by" is not the user who writes it.
+// "by" is not the user who writes it, or that the step's approvers do not
+// allow.
 type ApprovalApplyConfiguration struct {
 	// Step names the approval step decided on.
 	Step *string `json:"step,omitempty"`
@@ -40,6 +41,10 @@ type ApprovalApplyConfiguration struct {
 	Decision *schedulerv1alpha1.ApprovalDecision `json:"decision,omitempty"`
 	// By is the username of who decided.
 	By *string `json:"by,omitempty"`
+	// ByGroups are the groups of the step's approvers the writer is a
+	// member of (kubectl opsnorth approve fills them in); the approvals
+	// admission policy refuses a group the request does not carry.
+	ByGroups []string `json:"byGroups,omitempty"`
 	// Comment is passed to later steps as the approval step's output "comment".
 	Comment *string `json:"comment,omitempty"`
 }
@@ -79,6 +84,16 @@ func (b *ApprovalApplyConfiguration) WithDecision(value schedulerv1alpha1.Approv
 // If called multiple times, the By field is set to the value of the last call.
 func (b *ApprovalApplyConfiguration) WithBy(value string) *ApprovalApplyConfiguration {
 	b.By = &value
+	return b
+}
+
+// WithByGroups adds the given value to the ByGroups field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the ByGroups field.
+func (b *ApprovalApplyConfiguration) WithByGroups(values ...string) *ApprovalApplyConfiguration {
+	for i := range values {
+		b.ByGroups = append(b.ByGroups, values[i])
+	}
 	return b
 }
 

@@ -39,6 +39,9 @@ type ApprovalGateApplyConfiguration struct {
 	// depend on it run as if it had been approved (its output has only
 	// decision=skipped).
 	OnTimeout *schedulerv1alpha1.ApprovalTimeoutAction `json:"onTimeout,omitempty"`
+	// Approvers are who may decide on this step; they replace the
+	// workflow's spec.approvers for it.
+	Approvers *ApproversApplyConfiguration `json:"approvers,omitempty"`
 }
 
 // ApprovalGateApplyConfiguration constructs a declarative configuration of the ApprovalGate type for use with
@@ -68,5 +71,13 @@ func (b *ApprovalGateApplyConfiguration) WithTimeoutSeconds(value int64) *Approv
 // If called multiple times, the OnTimeout field is set to the value of the last call.
 func (b *ApprovalGateApplyConfiguration) WithOnTimeout(value schedulerv1alpha1.ApprovalTimeoutAction) *ApprovalGateApplyConfiguration {
 	b.OnTimeout = &value
+	return b
+}
+
+// WithApprovers sets the Approvers field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Approvers field is set to the value of the last call.
+func (b *ApprovalGateApplyConfiguration) WithApprovers(value *ApproversApplyConfiguration) *ApprovalGateApplyConfiguration {
+	b.Approvers = value
 	return b
 }

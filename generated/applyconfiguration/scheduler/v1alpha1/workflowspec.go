@@ -68,8 +68,13 @@ type WorkflowSpecApplyConfiguration struct {
 	// again, failed and skipped steps run again with the same inputs.
 	// status.retries counts the retries done.
 	Retry *int32 `json:"retry,omitempty"`
-	// Approvals are the decisions on approval steps. Entries can only be
-	// added (kubectl opsnorth approve).
+	// Approvers are who may decide on the workflow's approval steps that
+	// name none of their own.
+	Approvers *ApproversApplyConfiguration `json:"approvers,omitempty"`
+	// Approvals are the decisions on approval steps, one per step, run and
+	// writer. Entries can only be added (kubectl opsnorth approve), never
+	// in the create; the first one of a run that satisfies the step's
+	// approvers decides it.
 	Approvals []ApprovalApplyConfiguration `json:"approvals,omitempty"`
 }
 
@@ -175,6 +180,14 @@ func (b *WorkflowSpecApplyConfiguration) WithStop(value bool) *WorkflowSpecApply
 // If called multiple times, the Retry field is set to the value of the last call.
 func (b *WorkflowSpecApplyConfiguration) WithRetry(value int32) *WorkflowSpecApplyConfiguration {
 	b.Retry = &value
+	return b
+}
+
+// WithApprovers sets the Approvers field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Approvers field is set to the value of the last call.
+func (b *WorkflowSpecApplyConfiguration) WithApprovers(value *ApproversApplyConfiguration) *WorkflowSpecApplyConfiguration {
+	b.Approvers = value
 	return b
 }
 
