@@ -27,6 +27,7 @@ import (
 	"opsnorth.io/scheduler/generated/clientset/versioned"
 	"opsnorth.io/scheduler/pkg/labelkeys"
 	"opsnorth.io/scheduler/pkg/testenv"
+	"opsnorth.io/scheduler/pkg/workflows"
 )
 
 // Identities of the policy tests: two tenants who hold RBAC on the
@@ -159,6 +160,18 @@ func TestTenantPolicies(t *testing.T) {
 		}, forged},
 		{"the workflows manager creates step tasks", func(ctx context.Context) error {
 			_, err := asWorkflows.SchedulerV1alpha1().AgentTasks(backend).Create(ctx, stepOf(validAgentTask(backend, "real-step")), metav1.CreateOptions{})
+			return err
+		}, ""},
+		{"squatting a step task's name, with no claim on the workflow", func(ctx context.Context) error {
+			_, err := asAlice.SchedulerV1alpha1().AgentTasks(alice).Create(ctx, validAgentTask(alice, workflows.TaskName("victim", "fetch", 0)), metav1.CreateOptions{})
+			return err
+		}, "metadata.name: " + workflows.TaskName("victim", "fetch", 0) + " has the form of a workflow step task (<workflow>-<step>-<8 hex>-<attempt>), which only the workflows manager may create"},
+		{"the backend squats a step task's name", func(ctx context.Context) error {
+			_, err := asBackend.SchedulerV1alpha1().AgentTasks(backend).Create(ctx, validAgentTask(backend, workflows.TaskName("victim", "report", 2)), metav1.CreateOptions{})
+			return err
+		}, "has the form of a workflow step task"},
+		{"a task named like a release with a digit suffix", func(ctx context.Context) error {
+			_, err := asBackend.SchedulerV1alpha1().AgentTasks(backend).Create(ctx, validAgentTask(backend, "build-v2-1"), metav1.CreateOptions{})
 			return err
 		}, ""},
 	} {
@@ -329,10 +342,16 @@ func waitPoliciesActive(t *testing.T, env *testenv.Env, ns string) {
 		Spec: batchv1.JobSpec{Suspend: ptr.To(true), Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
 			RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}}}, metav1.CreateOptions{})
 	require.NoError(t, err)
+	// The admission policies resolve the Workflow kind a moment after the
+	// CRD is established; until then they refuse with "not found".
 	gated := validWorkflow(ns, "probe-gated")
 	withApproval(gated)
-	gated, err = cs.SchedulerV1alpha1().Workflows(ns).Create(t.Context(), gated, metav1.CreateOptions{})
-	require.NoError(t, err)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		created, err := cs.SchedulerV1alpha1().Workflows(ns).Create(t.Context(), gated, metav1.CreateOptions{})
+		if assert.NoError(c, err) {
+			gated = created
+		}
+	}, time.Minute, 200*time.Millisecond, "the probe workflow was never admitted")
 	create := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
 	del := metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}}
 	probes := map[string]func(ctx context.Context) error{
