@@ -65,6 +65,9 @@ func run(chart string) error {
 	if err := writeRendered(filepath.Join(files, "policies", "shared"), "kustomize/base/policies", all, objectFile); err != nil {
 		return err
 	}
+	if err := writeRendered(filepath.Join(files, "roles"), "kustomize/base/roles", all, objectFile); err != nil {
+		return err
+	}
 	for _, c := range components {
 		if err := writeRendered(filepath.Join(files, "rbac", c), "manifests/rbac/"+c, all, objectFile); err != nil {
 			return err

@@ -54,7 +54,7 @@ func TestDefaultRender(t *testing.T) {
 		"ServiceAccount":      3,
 		"Service":             3,
 		"PodDisruptionBudget": 3,
-		"ClusterRole":         3,
+		"ClusterRole":         6, // a manager's each, and view, edit, approve
 		"ClusterRoleBinding":  3,
 		"NetworkPolicy":       1,
 		"ServiceMonitor":      0,
@@ -230,6 +230,14 @@ func TestRenderVariations(t *testing.T) {
 				assert.Empty(t, out.ofKind("ValidatingAdmissionPolicyBinding"))
 				assert.Empty(t, out.ofKind("NetworkPolicy"))
 				assert.Contains(t, out.notes, "policies.enabled is off")
+			},
+		},
+		{
+			name: "user roles off",
+			set:  []string{"userRoles.enabled=false"},
+			check: func(t *testing.T, out *rendered) {
+				assert.Len(t, out.ofKind("ClusterRole"), 3, "the managers' own")
+				assert.NotContains(t, out.names("ClusterRole"), "opsnorth-scheduler-edit")
 			},
 		},
 		{

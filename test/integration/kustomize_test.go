@@ -65,7 +65,7 @@ func TestKustomizeOverlays(t *testing.T) {
 				shared = 1
 			}
 			assertKinds(t, objs, map[string]int{"CustomResourceDefinition": shared * crds, "Namespace": shared * 2,
-				"ServiceMonitor": shared, "NetworkPolicy": shared}, o.components)
+				"ServiceMonitor": shared, "NetworkPolicy": shared, "UserRole": shared * 3}, o.components)
 			declared := declaredRoles(t, env.RepoRoot)
 			for _, obj := range objs {
 				assertOnlyDeclaredPermissions(t, obj, declared)
@@ -98,8 +98,15 @@ func TestKustomizeClusterUnit(t *testing.T) {
 		assert.Equal(t, want, objectIDs(kindOnly(cluster, "CustomResourceDefinition")), "every CRD of manifests/crd")
 		assert.ElementsMatch(t, []string{"opsnorth-system", "agent-tasks"}, names(kindOnly(cluster, "Namespace")))
 		for _, kind := range []string{"Deployment", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"} {
-			assert.Empty(t, objectIDs(kindOnly(cluster, kind)), "the cluster unit holds no manager's %s", kind)
+			objs := slices.DeleteFunc(kindOnly(cluster, kind), isUserRole)
+			assert.Empty(t, objectIDs(objs), "the cluster unit holds no manager's %s", kind)
 		}
+		var userRoles []string
+		for _, obj := range kindOnly(cluster, "ClusterRole") {
+			userRoles = append(userRoles, obj.GetName())
+		}
+		assert.ElementsMatch(t, []string{"opsnorth-scheduler-view", "opsnorth-scheduler-edit", "opsnorth-scheduler-approve"}, userRoles,
+			"the cluster unit holds the roles people are bound to")
 	})
 
 	namespaces := names(kindOnly(cluster, "Namespace"))
@@ -240,15 +247,19 @@ func renderOverlay(t *testing.T, dir string) []*unstructured.Unstructured {
 }
 
 // assertKinds checks that an overlay holds shared[kind] objects of each kind
-// of shared, and each of components' managers: one Deployment,
+// of shared ("UserRole": the ClusterRoles of base/roles), and each of
+// components' managers: one Deployment,
 // ServiceAccount, metrics Service, PodDisruptionBudget, ClusterRole and
 // ClusterRoleBinding each, and a leader-election Role.
 func assertKinds(t *testing.T, objs []*unstructured.Unstructured, shared map[string]int, components []string) {
 	t.Helper()
 	count := map[string]int{}
 	for _, obj := range objs {
-		count[obj.GetKind()]++
+		if !isUserRole(obj) { // counted by the caller as shared
+			count[obj.GetKind()]++
+		}
 	}
+	count["UserRole"] = len(slices.DeleteFunc(slices.Clone(objs), func(o *unstructured.Unstructured) bool { return !isUserRole(o) }))
 	for kind, n := range shared {
 		assert.Equal(t, n, count[kind], "kind %s", kind)
 	}
@@ -316,9 +327,22 @@ func assertOnlyDeclaredPermissions(t *testing.T, obj *unstructured.Unstructured,
 		}
 		return
 	}
+	if isUserRole(obj) {
+		for _, rule := range role.Rules {
+			for _, g := range rule.APIGroups {
+				assert.Contains(t, []string{"scheduler.opsnorth.io", "ossa.ai"}, g, "user role %s grants group %q", obj.GetName(), g)
+			}
+		}
+		return
+	}
 	want, ok := declared[roleKey(obj)]
 	require.True(t, ok, "%s %s is not generated from RBAC markers", obj.GetKind(), obj.GetName())
 	assert.Equal(t, want, role.Rules, "%s %s differs from its markers", obj.GetKind(), obj.GetName())
+}
+
+// isUserRole reports a ClusterRole of kustomize/base/roles, bound to people.
+func isUserRole(obj *unstructured.Unstructured) bool {
+	return obj.GetKind() == "ClusterRole" && obj.GetLabels()["app.kubernetes.io/component"] == "user-roles"
 }
 
 // roleKey is "<kind>/<namespace>/<name>": a manager's Roles of one name
