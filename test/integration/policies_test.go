@@ -207,6 +207,40 @@ func TestTenantPolicies(t *testing.T) {
 			assert.Empty(t, uds.Items, "no UserDeployment in %s", ns)
 		}
 	})
+	t.Run("controls belong to the users a backend namespace still acts for", func(t *testing.T) {
+		wf := validWorkflow(listed, "carols")
+		wf.Spec.UserID = "carol"
+		wf, err := asListed.SchedulerV1alpha1().Workflows(listed).Create(t.Context(), wf, metav1.CreateOptions{})
+		require.NoError(t, err)
+		ns, err := admin.CoreV1().Namespaces().Get(t.Context(), listed, metav1.GetOptions{})
+		require.NoError(t, err)
+		ns.Annotations[labelkeys.BackendUsers] = "alice" // carol leaves
+		_, err = admin.CoreV1().Namespaces().Update(t.Context(), ns, metav1.UpdateOptions{})
+		require.NoError(t, err)
+		t.Cleanup(func() {
+			ns, err := admin.CoreV1().Namespaces().Get(context.Background(), listed, metav1.GetOptions{})
+			if err == nil {
+				ns.Annotations[labelkeys.BackendUsers] = "carol, alice"
+				_, _ = admin.CoreV1().Namespaces().Update(context.Background(), ns, metav1.UpdateOptions{})
+			}
+		})
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			stop := wf.DeepCopy()
+			stop.Spec.Stop = true
+			_, err := asListed.SchedulerV1alpha1().Workflows(listed).Update(t.Context(), stop, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}})
+			if assert.Error(c, err) {
+				assert.Contains(c, err.Error(), `spec.userId: "carol" is not among the users backend namespace `+listed+` may act for`)
+			}
+		}, 30*time.Second, 200*time.Millisecond, "stopping carol's workflow after carol left the namespace")
+		wf.Finalizers = []string{"example.com/hold"}
+		_, err = asListed.SchedulerV1alpha1().Workflows(listed).Update(t.Context(), wf, metav1.UpdateOptions{})
+		require.NoError(t, err, "an update that keeps the spec passes")
+		latest, err := asListed.SchedulerV1alpha1().Workflows(listed).Get(t.Context(), wf.Name, metav1.GetOptions{})
+		require.NoError(t, err)
+		latest.Finalizers = nil
+		_, err = asListed.SchedulerV1alpha1().Workflows(listed).Update(t.Context(), latest, metav1.UpdateOptions{})
+		require.NoError(t, err, "finalizers can be removed")
+	})
 	t.Run("userId cannot be changed to another user's in a bound namespace", func(t *testing.T) {
 		ud, err := asAlice.SchedulerV1alpha1().UserDeployments(alice).Get(t.Context(), "own", metav1.GetOptions{})
 		require.NoError(t, err)
