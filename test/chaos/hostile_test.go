@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 	"opsnorth.io/scheduler/generated/clientset/versioned"
@@ -65,10 +66,19 @@ func TestHostileWorkflowsAmidNormal(t *testing.T) {
 	}
 
 	squatted := run + "-squat"
-	_, err := cs.SchedulerV1alpha1().AgentTasks(taskNamespace).Create(ctx, &v1alpha1.AgentTask{
+	squat := &v1alpha1.AgentTask{
 		ObjectMeta: objMeta(workflows.TaskName(squatted, "s0", 0)),
 		Spec:       v1alpha1.AgentTaskSpec{TaskID: "squat", UserID: "mallory", Image: "ghcr.io/opsnorth/agent:chaos"},
-	}, metav1.CreateOptions{})
+	}
+	_, err := cs.SchedulerV1alpha1().AgentTasks(taskNamespace).Create(ctx, squat, metav1.CreateOptions{})
+	require.ErrorContains(t, err, "has the form of a workflow step task", "the step-tasks policy refuses the squat")
+	// A squat that predates the policy (or a cluster without it) is made
+	// through the one identity the policy exempts; the manager must still
+	// refuse to adopt it.
+	asWorkflows := rest.CopyConfig(cluster.Config)
+	asWorkflows.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:opsnorth-system:opsnorth-scheduler-workflows",
+		Groups: []string{"system:authenticated"}}
+	_, err = versioned.NewForConfigOrDie(asWorkflows).SchedulerV1alpha1().AgentTasks(taskNamespace).Create(ctx, squat, metav1.CreateOptions{})
 	require.NoError(t, err)
 	_, err = kube.CoreV1().Secrets(taskNamespace).Create(ctx, &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: run + "-mallory", Namespace: taskNamespace,
