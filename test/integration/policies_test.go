@@ -2,29 +2,20 @@ package integration
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	authorizationv1 "k8s.io/api/authorization/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/rand"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
 	schedulerv1alpha1 "opsnorth.io/scheduler/apis/scheduler/v1alpha1"
-	"opsnorth.io/scheduler/generated/clientset/versioned"
 	"opsnorth.io/scheduler/pkg/labelkeys"
 	"opsnorth.io/scheduler/pkg/testenv"
 	"opsnorth.io/scheduler/pkg/workflows"
@@ -325,222 +316,4 @@ func TestTenantPolicies(t *testing.T) {
 		require.NoError(t, asTasks.BatchV1().Jobs(backend).Delete(t.Context(), "agent-task", metav1.DeleteOptions{}))
 		require.NoError(t, admin.BatchV1().Jobs(backend).Delete(t.Context(), "team-etl", metav1.DeleteOptions{}), "anyone else's RBAC decides")
 	})
-}
-
-// applyPolicies creates the policies and their bindings of the all-in-one
-// overlay, removed when the test ends.
-func applyPolicies(t *testing.T, env *testenv.Env) {
-	t.Helper()
-	dc := newDynamicClient(t, env.Config)
-	resources := map[string]string{"ValidatingAdmissionPolicy": "validatingadmissionpolicies",
-		"ValidatingAdmissionPolicyBinding": "validatingadmissionpolicybindings",
-		"MutatingAdmissionPolicy":          "mutatingadmissionpolicies",
-		"MutatingAdmissionPolicyBinding":   "mutatingadmissionpolicybindings"}
-	n := 0
-	for _, obj := range renderOverlay(t, filepath.Join(env.RepoRoot, "kustomize", "overlays", "all-in-one")) {
-		if _, ok := resources[obj.GetKind()]; !ok {
-			continue
-		}
-		n++
-		rc := dc.Resource(admissionregistrationv1.SchemeGroupVersion.WithResource(resources[obj.GetKind()]))
-		_, err := rc.Create(t.Context(), obj, metav1.CreateOptions{})
-		require.NoError(t, err, "create %s %s", obj.GetKind(), obj.GetName())
-		name := obj.GetName()
-		t.Cleanup(func() { _ = rc.Delete(context.Background(), name, metav1.DeleteOptions{}) })
-	}
-	require.Equal(t, 14, n, "seven policies and their bindings: tenant binding, step tasks, approvals, workflow creator, namespace marks, namespace deletion, jobs")
-}
-
-// waitPolicyActive waits until the tenant binding refuses a spoofed
-// userId in ns: policies take effect a moment after they are created.
-func waitPolicyActive(t *testing.T, env *testenv.Env, ns string) {
-	t.Helper()
-	cs := newSchedulerClient(t, env.Config)
-	require.Eventually(t, func() bool {
-		err := create(t.Context(), cs, withUser(validImageUserDeployment(ns, "probe-"+rand.String(4)), "probe"))
-		return apierrors.IsForbidden(err) || apierrors.IsInvalid(err)
-	}, time.Minute, 200*time.Millisecond, "the tenant binding policy never took effect")
-}
-
-// waitPoliciesActive waits until every other policy refuses a dry-run
-// probe in ns too: each policy takes effect on its own, a moment after it is
-// created, and a loaded machine showed the tenant binding active well before
-// the rest. Dry runs pass admission and change nothing.
-func waitPoliciesActive(t *testing.T, env *testenv.Env, ns string) {
-	t.Helper()
-	admin := kubernetes.NewForConfigOrDie(env.Config)
-	cs := newSchedulerClient(t, env.Config)
-	asDeployments := kubernetes.NewForConfigOrDie(impersonate(env.Config, deploymentsSA, "system:masters"))
-	asTasks := kubernetes.NewForConfigOrDie(impersonate(env.Config, tasksSA, "system:masters"))
-	_, err := admin.BatchV1().Jobs(ns).Create(t.Context(), &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "probe", Namespace: ns},
-		Spec: batchv1.JobSpec{Suspend: ptr.To(true), Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
-			RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}}}, metav1.CreateOptions{})
-	require.NoError(t, err)
-	// The admission policies resolve the Workflow kind a moment after the
-	// CRD is established; until then they refuse with "not found".
-	gated := validWorkflow(ns, "probe-gated")
-	withApproval(gated)
-	require.EventuallyWithT(t, func(c *assert.CollectT) {
-		created, err := cs.SchedulerV1alpha1().Workflows(ns).Create(t.Context(), gated, metav1.CreateOptions{})
-		if assert.NoError(c, err) {
-			gated = created
-		}
-	}, time.Minute, 200*time.Millisecond, "the probe workflow was never admitted")
-	create := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
-	del := metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}}
-	probes := map[string]func(ctx context.Context) error{
-		"step tasks": func(ctx context.Context) error {
-			at := validAgentTask(ns, "probe-step")
-			at.Labels = map[string]string{labelkeys.Workflow: "victim"}
-			_, err := cs.SchedulerV1alpha1().AgentTasks(ns).Create(ctx, at, create)
-			return err
-		},
-		"approvals": func(ctx context.Context) error {
-			wf := gated.DeepCopy()
-			wf.Spec.Approvals = []schedulerv1alpha1.Approval{approval("not-the-writer")}
-			_, err := cs.SchedulerV1alpha1().Workflows(ns).Update(ctx, wf, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}})
-			return err
-		},
-		"namespace deletion": func(ctx context.Context) error {
-			return asDeployments.CoreV1().Namespaces().Delete(ctx, ns, del)
-		},
-		"namespace marks": func(ctx context.Context) error {
-			_, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "probe-marks-" + rand.String(4),
-				Annotations: map[string]string{"scheduler.opsnorth.io/created-by": "opsnorth-scheduler-deployments"}}}, create)
-			return err
-		},
-		"jobs": func(ctx context.Context) error {
-			return asTasks.BatchV1().Jobs(ns).Delete(ctx, "probe", del)
-		},
-	}
-	for name, probe := range probes {
-		require.Eventually(t, func() bool {
-			err := probe(t.Context())
-			return apierrors.IsForbidden(err) || apierrors.IsInvalid(err)
-		}, time.Minute, 200*time.Millisecond, "the %s policy never took effect", name)
-	}
-	require.Eventually(t, func() bool {
-		wf := validWorkflow(ns, "probe-creator")
-		wf.Annotations = map[string]string{labelkeys.Creator: "forged"}
-		wf, err := cs.SchedulerV1alpha1().Workflows(ns).Create(t.Context(), wf, create)
-		return err == nil && wf.Annotations[labelkeys.Creator] != "forged"
-	}, time.Minute, 200*time.Millisecond, "the workflow creator policy never took effect")
-}
-
-func impersonate(cfg *rest.Config, user string, groups ...string) *rest.Config {
-	c := rest.CopyConfig(cfg)
-	c.Impersonate = rest.ImpersonationConfig{UserName: user, Groups: append([]string{"system:authenticated"}, groups...)}
-	return c
-}
-
-// grantSchedulerKinds lets user manage every scheduler kind in namespace.
-func grantSchedulerKinds(t *testing.T, c kubernetes.Interface, namespace, user string) {
-	t.Helper()
-	_, err := c.RbacV1().Roles(namespace).Create(t.Context(), &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "tenant"},
-		Rules: []rbacv1.PolicyRule{{APIGroups: []string{"scheduler.opsnorth.io"}, Resources: []string{"userdeployments", "agenttasks", "workflows"},
-			Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}}}}, metav1.CreateOptions{})
-	require.NoError(t, err)
-	_, err = c.RbacV1().RoleBindings(namespace).Create(t.Context(), &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "tenant"},
-		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "tenant"},
-		Subjects: []rbacv1.Subject{{Kind: "User", APIGroup: "rbac.authorization.k8s.io", Name: user}}}, metav1.CreateOptions{})
-	require.NoError(t, err)
-}
-
-func withUser(ud *schedulerv1alpha1.UserDeployment, userID string) *schedulerv1alpha1.UserDeployment {
-	ud.Spec.UserID = userID
-	ud.Spec.Replicas = ptr.To[int32](1)
-	return ud
-}
-
-func create(ctx context.Context, cs versioned.Interface, ud *schedulerv1alpha1.UserDeployment) error {
-	_, err := cs.SchedulerV1alpha1().UserDeployments(ud.Namespace).Create(ctx, ud, metav1.CreateOptions{})
-	return err
-}
-
-// TestManagerRBACReach installs the all-in-one overlay's RBAC for real and
-// asks the API server (SubjectAccessReview) what each manager's
-// ServiceAccount may do: its own kinds and the reads they need, nothing more.
-func TestManagerRBACReach(t *testing.T) {
-	env := testenv.Require(t)
-	admin := kubernetes.NewForConfigOrDie(env.Config)
-	installRBAC(t, env, renderOverlay(t, filepath.Join(env.RepoRoot, "kustomize", "overlays", "all-in-one")))
-	sa := func(c string) string { return "system:serviceaccount:opsnorth-system:opsnorth-scheduler-" + c }
-	for _, tc := range []struct {
-		manager, verb, group, resource, subresource, namespace, name string
-		allowed                                                      bool
-	}{
-		// The tasks and workflows managers serve every bound and backend
-		// namespace, so their RBAC is cluster-wide: the jobs policy fences
-		// where the tasks manager creates and deletes Jobs (TestTenantPolicies),
-		// and the tenant binding where step tasks are created.
-		{"tasks", "create", "batch", "jobs", "", "agent-tasks", "", true},
-		{"tasks", "create", "batch", "jobs", "", "kube-system", "", true},
-		{"tasks", "get", "", "secrets", "", "agent-tasks", "", true},
-		// By name only: a widening README's Multi-tenancy names.
-		{"tasks", "get", "", "secrets", "", "kube-system", "", true},
-		{"tasks", "list", "", "secrets", "", "", "", false},
-		{"tasks", "watch", "", "secrets", "", "agent-tasks", "", false},
-		{"tasks", "get", "", "serviceaccounts", "", "agent-tasks", "", true},
-		{"tasks", "update", "scheduler.opsnorth.io", "agenttasks", "finalizers", "agent-tasks", "", true},
-		{"tasks", "delete", "batch", "jobs", "", "agent-tasks", "", true},
-		{"tasks", "create", "", "pods", "", "agent-tasks", "", false},
-		{"tasks", "create", "scheduler.opsnorth.io", "agenttasks", "", "agent-tasks", "", false},
-		{"tasks", "create", "rbac.authorization.k8s.io", "rolebindings", "", "agent-tasks", "", false},
-		{"workflows", "update", "scheduler.opsnorth.io", "workflows", "finalizers", "agent-tasks", "", true},
-		{"workflows", "create", "scheduler.opsnorth.io", "agenttasks", "", "agent-tasks", "", true},
-		{"workflows", "create", "batch", "jobs", "", "agent-tasks", "", false},
-		{"workflows", "list", "", "secrets", "", "", "", false},
-		{"workflows", "get", "", "secrets", "", "opsnorth-system", "opsnorth-scheduler-workflows-step-key", true},
-		// get by name reaches every namespace (webhook signing Secrets live
-		// in each task's namespace); list and watch never do.
-		{"workflows", "get", "", "secrets", "", "opsnorth-system", "opsnorth-scheduler-tasks-token", true},
-		{"workflows", "list", "", "secrets", "", "opsnorth-system", "", false},
-		{"deployments", "list", "", "secrets", "", "", "", false},
-		{"deployments", "get", "", "secrets", "", "user-alice", "", false},
-		{"deployments", "create", "", "pods", "", "user-alice", "", false},
-		{"deployments", "create", "rbac.authorization.k8s.io", "rolebindings", "", "user-alice", "", false},
-		{"deployments", "update", "scheduler.opsnorth.io", "userdeployments", "finalizers", "default", "", true},
-		// Allowed by RBAC; the namespace-deletion policy narrows it to namespaces the manager created.
-		{"deployments", "delete", "", "namespaces", "", "", "", true},
-	} {
-		name := tc.manager + " " + tc.verb + " " + tc.resource + "/" + tc.subresource + " " + tc.name + " in " + tc.namespace
-		t.Run(name, func(t *testing.T) {
-			review, err := admin.AuthorizationV1().SubjectAccessReviews().Create(t.Context(), &authorizationv1.SubjectAccessReview{
-				Spec: authorizationv1.SubjectAccessReviewSpec{
-					User:   sa(tc.manager),
-					Groups: []string{"system:serviceaccounts", "system:serviceaccounts:opsnorth-system", "system:authenticated"},
-					ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: tc.verb, Group: tc.group, Resource: tc.resource,
-						Subresource: tc.subresource, Namespace: tc.namespace, Name: tc.name},
-				},
-			}, metav1.CreateOptions{})
-			require.NoError(t, err)
-			assert.Equal(t, tc.allowed, review.Status.Allowed, "reason: %s", review.Status.Reason)
-		})
-	}
-}
-
-// installRBAC creates the namespaces, roles and bindings among objs.
-func installRBAC(t *testing.T, env *testenv.Env, objs []*unstructured.Unstructured) {
-	t.Helper()
-	dc := newDynamicClient(t, env.Config)
-	resources := map[string]schema.GroupVersionResource{
-		"Namespace":          corev1.SchemeGroupVersion.WithResource("namespaces"),
-		"ClusterRole":        rbacv1.SchemeGroupVersion.WithResource("clusterroles"),
-		"ClusterRoleBinding": rbacv1.SchemeGroupVersion.WithResource("clusterrolebindings"),
-		"Role":               rbacv1.SchemeGroupVersion.WithResource("roles"),
-		"RoleBinding":        rbacv1.SchemeGroupVersion.WithResource("rolebindings"),
-	}
-	for _, kind := range []string{"Namespace", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"} {
-		for _, obj := range objs {
-			if obj.GetKind() != kind {
-				continue
-			}
-			var rc dynamic.ResourceInterface = dc.Resource(resources[kind])
-			if obj.GetNamespace() != "" {
-				rc = dc.Resource(resources[kind]).Namespace(obj.GetNamespace())
-			}
-			_, err := rc.Apply(t.Context(), obj.GetName(), obj, metav1.ApplyOptions{FieldManager: "rbac-reach-test", Force: true})
-			require.NoError(t, err, "apply %s %s", kind, obj.GetName())
-		}
-	}
 }
