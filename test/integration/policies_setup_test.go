@@ -46,7 +46,7 @@ func applyPolicies(t *testing.T, env *testenv.Env) {
 		name := obj.GetName()
 		t.Cleanup(func() { _ = rc.Delete(context.Background(), name, metav1.DeleteOptions{}) })
 	}
-	require.Equal(t, 14, n, "seven policies and their bindings: tenant binding, step tasks, approvals, workflow creator, namespace marks, namespace deletion, jobs")
+	require.Equal(t, 16, n, "eight policies and their bindings: tenant binding, step tasks, approvals, workflow creator, workflow controls, namespace marks, namespace deletion, jobs")
 }
 
 // waitPolicyActive waits until the tenant binding refuses a spoofed

@@ -265,6 +265,7 @@ func TestTenantPolicies(t *testing.T) {
 		require.NoError(t, decide(alice), "alice's earlier approval passes unchanged")
 	})
 	t.Run("approvers", func(t *testing.T) { approverAttacks(t, env, alice, alice, suffix) })
+	t.Run("workflow controls in a backend namespace", func(t *testing.T) { controlAttacks(t, env, backend, backend, suffix) })
 	t.Run("namespace marks", func(t *testing.T) { namespaceMarkAttacks(t, env, suffix) })
 	t.Run("the deployments manager deletes only namespaces it created", func(t *testing.T) {
 		asDeployments := kubernetes.NewForConfigOrDie(impersonate(env.Config, deploymentsSA, "system:masters"))
