@@ -3,6 +3,7 @@ module opsnorth.io/scheduler
 go 1.26.0
 
 require (
+	code.dny.dev/ssrf v0.3.0
 	github.com/evanphx/json-patch/v5 v5.9.11
 	github.com/prometheus/client_golang v1.24.1
 	github.com/prometheus/client_model v0.6.3

@@ -43,8 +43,11 @@ var refusedRanges = []addressRange{
 	r("172.16.0.0/12", "private"),
 	r("192.0.0.0/24", "IETF protocol assignments"),
 	r("192.0.2.0/24", "documentation"),
+	r("192.31.196.0/24", "AS112"),
+	r("192.52.193.0/24", "AMT"),
 	r("192.88.99.0/24", "6to4 relay anycast"),
 	r("192.168.0.0/16", "private"),
+	r("192.175.48.0/24", "AS112"),
 	r("198.18.0.0/15", "benchmarking"),
 	r("198.51.100.0/24", "documentation"),
 	r("203.0.113.0/24", "documentation"),
@@ -58,6 +61,7 @@ var refusedRanges = []addressRange{
 	r("2001::/23", "IETF protocol assignments"), // Teredo included
 	r("2001:db8::/32", "documentation"),
 	r("2002::/16", "6to4"),
+	r("2620:4f:8000::/48", "AS112"),
 	r("3fff::/20", "documentation"),
 	r("5f00::/16", "segment routing (SRv6)"),
 	r("fc00::/7", "unique-local (private)"),
@@ -66,9 +70,35 @@ var refusedRanges = []addressRange{
 	r("ff00::/8", "multicast"),
 }
 
-// nat64 is the well-known NAT64 prefix (RFC 6052): its last 32 bits are an
-// IPv4 address the translator connects to, checked like any IPv4 address.
-var nat64 = netip.MustParsePrefix("64:ff9b::/96")
+// IPv6 forms that carry an IPv4 address in their last 32 bits, checked as
+// that IPv4 address: NAT64's well-known prefix (RFC 6052), where the
+// translator connects to it; IPv4-translated addresses (RFC 2765); and the
+// deprecated IPv4-compatible ones (RFC 4291), bar :: and ::1. IPv4-mapped
+// ones (::ffff:0:0/96) are unmapped first.
+var embedsIPv4 = []netip.Prefix{
+	netip.MustParsePrefix("64:ff9b::/96"),
+	netip.MustParsePrefix("::ffff:0:0:0/96"),
+	netip.MustParsePrefix("::/96"),
+}
+
+// globalUnicast is where IANA assigns global IPv6 unicast addresses: an
+// IPv6 address outside it is never the public internet.
+var globalUnicast = netip.MustParsePrefix("2000::/3")
+
+// asIPv4 returns the IPv4 address addr stands for, or addr.
+func asIPv4(addr netip.Addr) netip.Addr {
+	addr = addr.Unmap()
+	if !addr.Is6() || addr == netip.IPv6Unspecified() || addr == netip.IPv6Loopback() {
+		return addr
+	}
+	for _, p := range embedsIPv4 {
+		if p.Contains(addr) {
+			b := addr.As16()
+			return netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]})
+		}
+	}
+	return addr
+}
 
 // RefusedError is the guard's refusal: the class of address, not the address.
 type RefusedError struct{ Class string }
@@ -91,11 +121,7 @@ type Guard struct {
 
 // Check returns a *RefusedError when addr must not be dialled.
 func (g Guard) Check(addr netip.Addr) error {
-	addr = addr.Unmap()
-	if addr.Is6() && nat64.Contains(addr) {
-		b := addr.As16()
-		addr = netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]})
-	}
+	addr = asIPv4(addr)
 	if !addr.IsValid() {
 		return &RefusedError{Class: "invalid"}
 	}
@@ -106,6 +132,9 @@ func (g Guard) Check(addr netip.Addr) error {
 			}
 			return &RefusedError{Class: rr.class}
 		}
+	}
+	if addr.Is6() && !globalUnicast.Contains(addr) && !g.allows(addr, false) {
+		return &RefusedError{Class: "non-global IPv6"}
 	}
 	return nil
 }

@@ -72,6 +72,15 @@ func TestGuardCheck(t *testing.T) {
 		{"64:ff9b::7f00:1", Guard{}, "loopback"},
 		{"64:ff9b::a9fe:a9fe", Guard{}, "cloud metadata"},
 		{"64:ff9b::5db8:d822", Guard{}, ""},
+		{"::a9fe:a9fe", Guard{}, "cloud metadata"},       // IPv4-compatible
+		{"::ffff:0:a9fe:a9fe", Guard{}, "cloud metadata"}, // IPv4-translated
+		{"::ffff:a9fe:a9fe", Guard{}, "cloud metadata"},   // IPv4-mapped
+		{"::7f00:1", Guard{}, "loopback"},
+		{"::ffff:0:a00:1", Guard{}, "private"},
+		{"::5db8:d822", Guard{}, ""},
+		{"4000::1", Guard{}, "non-global IPv6"},
+		{"192.31.196.1", Guard{}, "AS112"},
+		{"2620:4f:8000::1", Guard{}, "AS112"},
 		{"10.1.2.3", open, ""},
 		{"10.2.0.1", open, "private"},
 		{"127.0.0.1", open, ""},
