@@ -70,7 +70,7 @@ func fetch(ctx context.Context, c *clients, r *resource, name string) (runtime.O
 // show renders obj for people, or prints it as json or yaml.
 func (o *Options) show(ctx context.Context, w io.Writer, c *clients, r *resource, obj runtime.Object, output string) error {
 	if output == "" {
-		return r.render(o, w, obj)
+		return r.render(o, w, escaped(obj))
 	}
 	objs, err := r.objects(ctx, c, obj)
 	if err != nil {
