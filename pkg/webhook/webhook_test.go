@@ -72,7 +72,7 @@ func TestGuardCheck(t *testing.T) {
 		{"64:ff9b::7f00:1", Guard{}, "loopback"},
 		{"64:ff9b::a9fe:a9fe", Guard{}, "cloud metadata"},
 		{"64:ff9b::5db8:d822", Guard{}, ""},
-		{"::a9fe:a9fe", Guard{}, "cloud metadata"},       // IPv4-compatible
+		{"::a9fe:a9fe", Guard{}, "cloud metadata"},        // IPv4-compatible
 		{"::ffff:0:a9fe:a9fe", Guard{}, "cloud metadata"}, // IPv4-translated
 		{"::ffff:a9fe:a9fe", Guard{}, "cloud metadata"},   // IPv4-mapped
 		{"::7f00:1", Guard{}, "loopback"},
