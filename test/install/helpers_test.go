@@ -65,9 +65,18 @@ func kubectl(t *testing.T, args ...string) (string, error) {
 }
 
 // mustKubectl is kubectl that fails the test on a non-zero exit.
+// A write the API server answers "There can be a delay between when
+// CustomResourceDefinitions are created and when they are available" (an
+// admission policy resolving a kind just installed) is retried, as the
+// message asks, for up to 30 seconds.
 func mustKubectl(t *testing.T, args ...string) string {
 	t.Helper()
 	out, err := kubectl(t, args...)
+	for deadline := time.Now().Add(30 * time.Second); err != nil && time.Now().Before(deadline) &&
+		strings.Contains(out, "There can be a delay between when CustomResourceDefinitions are created"); {
+		time.Sleep(time.Second)
+		out, err = kubectl(t, args...)
+	}
 	require.NoError(t, err, "kubectl %s:\n%s", strings.Join(args, " "), out)
 	return out
 }
