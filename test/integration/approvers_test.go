@@ -127,10 +127,14 @@ func approverAttacks(t *testing.T, env *testenv.Env, ns, creator, suffix string)
 // grantWorkflowUpdate lets user read and update Workflows in namespace.
 func grantWorkflowUpdate(t *testing.T, c kubernetes.Interface, namespace, user string) {
 	t.Helper()
-	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: user},
-		Rules: []rbacv1.PolicyRule{{APIGroups: []string{"scheduler.opsnorth.io"}, Resources: []string{"workflows"},
-			Verbs: []string{"get", "update", "patch"}}}}
-	_, err := c.RbacV1().Roles(namespace).Create(t.Context(), role, metav1.CreateOptions{})
+	grantRules(t, c, namespace, user, rbacv1.PolicyRule{APIGroups: []string{"scheduler.opsnorth.io"}, Resources: []string{"workflows"},
+		Verbs: []string{"get", "update", "patch"}})
+}
+
+// grantRules binds user to a Role named after them holding rules in namespace.
+func grantRules(t *testing.T, c kubernetes.Interface, namespace, user string, rules ...rbacv1.PolicyRule) {
+	t.Helper()
+	_, err := c.RbacV1().Roles(namespace).Create(t.Context(), &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: user}, Rules: rules}, metav1.CreateOptions{})
 	require.NoError(t, err)
 	_, err = c.RbacV1().RoleBindings(namespace).Create(t.Context(), &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: user},
 		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: user},

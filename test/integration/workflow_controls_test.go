@@ -118,10 +118,5 @@ func grantControl(t *testing.T, c kubernetes.Interface, namespace, user, forUser
 			{APIGroups: []string{"scheduler.opsnorth.io"}, Resources: []string{"users"}, ResourceNames: []string{forUser}, Verbs: []string{"control"}},
 		}
 	}
-	_, err := c.RbacV1().Roles(namespace).Create(t.Context(), &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: user}, Rules: rules}, metav1.CreateOptions{})
-	require.NoError(t, err)
-	_, err = c.RbacV1().RoleBindings(namespace).Create(t.Context(), &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: user},
-		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: user},
-		Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}}}, metav1.CreateOptions{})
-	require.NoError(t, err)
+	grantRules(t, c, namespace, user, rules...)
 }
