@@ -26,9 +26,10 @@ type Options struct {
 	// replaced with the deployment's user id.
 	SecretKeyPrefix string
 	// DefaultMaxTier is the most generous tier of a bound namespace that
-	// has no max-tier label.
+	// has no max-tier label, and the tier of the Agents of any namespace
+	// without one.
 	DefaultMaxTier string
-	// DisableNetworkPolicies skips creating NetworkPolicies for deployments.
+	// DisableNetworkPolicies skips creating NetworkPolicies for UserDeployments and Agents.
 	DisableNetworkPolicies bool
 	// WatchNamespaces are the namespaces whose UserDeployments are
 	// reconciled; empty means all namespaces.
@@ -62,9 +63,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"Prefix put before every remote secret key, {userId} replaced with the deployment's spec.userId; a key that could leave it is refused. Must contain {userId} followed by '/' or '_'.")
 	fs.StringVar(&o.DefaultMaxTier, "default-max-tier", "free",
 		"Most generous tier a UserDeployment in a namespace bound to its user (label "+labelkeys.Tenant+
-			") may ask for when the namespace has no "+labelkeys.MaxTier+" label; unbound namespaces (the platform backend's) may ask for any.")
+			") may ask for when the namespace has no "+labelkeys.MaxTier+" label; unbound namespaces (the platform backend's) may ask for any. "+
+			"Also the tier of the Agents of every namespace without that label.")
 	fs.BoolVar(&o.DisableNetworkPolicies, "disable-network-policies", false,
-		"Do not create NetworkPolicies for deployments.")
+		"Do not create NetworkPolicies for UserDeployments and Agents.")
 	fs.StringVar(&o.NamespacePrefix, "namespace-prefix", "user",
 		"Prefix of user namespaces: <prefix>-<userId>.")
 	fs.StringVar(&o.TierConfig, "tier-config", "",

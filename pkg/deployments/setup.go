@@ -28,7 +28,8 @@ import (
 // the phase gauge, which reports once this replica is elected. The Agent
 // controller (package agents) runs beside it.
 func Setup(ctx context.Context, deps *manager.Deps, cfg Config) error {
-	if err := agents.Setup(ctx, deps); err != nil {
+	if err := agents.Setup(ctx, deps, agents.Config{Tiers: cfg.Tiers, DefaultMaxTier: cfg.DefaultMaxTier,
+		NetworkPolicies: cfg.NetworkPolicies}); err != nil {
 		return err
 	}
 	mgr := deps.Manager

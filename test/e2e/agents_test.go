@@ -16,9 +16,10 @@ import (
 )
 
 // TestAgentDeletionRemovesItsChildren runs an Agent to Ready and deletes
-// it: the real garbage collector removes its Deployment, Service and
-// capabilities ConfigMap (owner references, no finalizer), and nothing the
-// suite labelled for it is left.
+// it: the real garbage collector removes its Deployment, Service,
+// capabilities ConfigMap and NetworkPolicy (owner references, no
+// finalizer), and, as it was the namespace's last Agent, the tier quota and
+// limit range it owned; nothing the suite labelled for it is left.
 func TestAgentDeletionRemovesItsChildren(t *testing.T) {
 	c := requireCluster(t)
 	cs := scheduler(t, c)
@@ -28,9 +29,14 @@ func TestAgentDeletionRemovesItsChildren(t *testing.T) {
 	require.NoError(t, err)
 	kubectlWait(t, c, ns, "agent/echo", "Ready")
 	selector := labelkeys.Agent + "=echo"
-	out, err := kubectl(t, c, "get", "deployments,services,configmaps", "-n", ns, "-l", selector, "-o", "name")
+	out, err := kubectl(t, c, "get", "deployments,services,configmaps,networkpolicies", "-n", ns, "-l", selector, "-o", "name")
 	require.NoError(t, err)
-	require.ElementsMatch(t, []string{"deployment.apps/echo", "service/echo", "configmap/echo-capabilities"}, strings.Fields(out))
+	require.ElementsMatch(t, []string{"deployment.apps/echo", "service/echo", "configmap/echo-capabilities",
+		"networkpolicy.networking.k8s.io/echo"}, strings.Fields(out))
+	tierObjects := []string{"get", "resourcequotas,limitranges", "-n", ns, "--field-selector=metadata.name=opsnorth-tier", "-o", "name"}
+	out, err = kubectl(t, c, tierObjects...)
+	require.NoError(t, err)
+	require.ElementsMatch(t, []string{"resourcequota/opsnorth-tier", "limitrange/opsnorth-tier"}, strings.Fields(out))
 
 	require.NoError(t, cs.OssaV1().Agents(ns).Delete(t.Context(), "echo", metav1.DeleteOptions{}))
 	require.Eventually(t, func() bool {
@@ -38,7 +44,11 @@ func TestAgentDeletionRemovesItsChildren(t *testing.T) {
 		return apierrors.IsNotFound(err)
 	}, timeout, tick, "Agent echo stuck in deletion")
 	require.Eventually(t, func() bool {
-		out, err := kubectl(t, c, "get", "all,configmaps,horizontalpodautoscalers", "-n", ns, "-l", selector, "-o", "name")
+		out, err := kubectl(t, c, "get", "all,configmaps,horizontalpodautoscalers,networkpolicies", "-n", ns, "-l", selector, "-o", "name")
 		return err == nil && out == ""
 	}, timeout, tick, "children of the deleted Agent remain in %s", ns)
+	require.Eventually(t, func() bool {
+		out, err := kubectl(t, c, tierObjects...)
+		return err == nil && out == ""
+	}, timeout, tick, "the tier quota and limit range of the last Agent remain in %s", ns)
 }

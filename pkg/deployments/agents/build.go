@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -19,6 +17,7 @@ import (
 
 	ossav1 "opsnorth.io/scheduler/apis/ossa/v1"
 	"opsnorth.io/scheduler/pkg/deployments/render"
+	"opsnorth.io/scheduler/pkg/deployments/tiers"
 	"opsnorth.io/scheduler/pkg/labelkeys"
 )
 
@@ -44,8 +43,8 @@ const (
 )
 
 // Kinds are the kinds of an Agent's children, in apply order.
-var Kinds = []schema.GroupVersionKind{render.GVKConfigMap, render.GVKDeployment, render.GVKService, render.GVKHPA,
-	render.GVKServiceMonitor}
+var Kinds = []schema.GroupVersionKind{render.GVKNetworkPolicy, render.GVKConfigMap, render.GVKDeployment, render.GVKService,
+	render.GVKHPA, render.GVKServiceMonitor}
 
 // CapabilitiesConfigMapName names the Agent's capabilities ConfigMap.
 func CapabilitiesConfigMapName(a *ossav1.Agent) string { return a.Name + "-capabilities" }
@@ -114,19 +113,35 @@ func UnsupportedRuntime(a *ossav1.Agent) string {
 	}
 }
 
-// Children are the Agent's desired children in apply order; the
-// ServiceMonitor only with monitoring.metrics and serviceMonitor (its CRD
-// is installed).
-func Children(a *ossav1.Agent, serviceMonitor bool) ([]render.Child, error) {
+// Options are what an Agent's children depend on besides the Agent.
+type Options struct {
+	// ServiceMonitor is set when prometheus-operator's CRD is installed.
+	ServiceMonitor bool
+	// NetworkPolicy isolates the pods (Config.NetworkPolicies).
+	NetworkPolicy bool
+	// Tier is the namespace's tier (NamespaceTier).
+	Tier tiers.Tier
+	// Dependents name the namespace's Agents that depend on it (Dependents).
+	Dependents []string
+}
+
+// Children are the Agent's desired children in apply order: the
+// NetworkPolicy first, so no pod runs before it, with o.NetworkPolicy; the
+// ServiceMonitor only with monitoring.metrics and o.ServiceMonitor.
+func Children(a *ossav1.Agent, o Options) ([]render.Child, error) {
 	caps, err := CapabilitiesJSON(a.Spec.Agent.Capabilities)
 	if err != nil {
 		return nil, err
 	}
-	out := []render.Child{CapabilitiesConfigMap(a, caps), Deployment(a, caps), Service(a)}
+	var out []render.Child
+	if o.NetworkPolicy {
+		out = append(out, NetworkPolicy(a, o.Dependents))
+	}
+	out = append(out, CapabilitiesConfigMap(a, caps), Deployment(a, caps, o.Tier), Service(a))
 	if c, ok := HPA(a); ok {
 		out = append(out, c)
 	}
-	if c, ok := ServiceMonitor(a); ok && serviceMonitor {
+	if c, ok := ServiceMonitor(a); ok && o.ServiceMonitor {
 		out = append(out, c)
 	}
 	return out, nil
@@ -164,13 +179,13 @@ func CapabilitiesConfigMap(a *ossav1.Agent, capabilities string) render.Child {
 }
 
 // Deployment runs the agent's image with restricted pod security, as many
-// copies as spec.replicas.
-func Deployment(a *ossav1.Agent, capabilities string) render.Child {
+// copies as spec.replicas, its cpu limit set for tier t (cpuLimit).
+func Deployment(a *ossav1.Agent, capabilities string, t tiers.Tier) render.Child {
 	replicas := int32(1)
 	if a.Spec.Replicas != nil {
 		replicas = *a.Spec.Replicas
 	}
-	pod := render.RestrictedPod(container(a)).WithVolumes(corev1ac.Volume().WithName(capabilitiesVolume).
+	pod := render.RestrictedPod(container(a, t)).WithVolumes(corev1ac.Volume().WithName(capabilitiesVolume).
 		WithConfigMap(corev1ac.ConfigMapVolumeSource().WithName(CapabilitiesConfigMapName(a))))
 	spec := appsv1ac.DeploymentSpec().WithReplicas(replicas).
 		WithSelector(metav1ac.LabelSelector().WithMatchLabels(SelectorLabels(a))).
@@ -180,125 +195,6 @@ func Deployment(a *ossav1.Agent, capabilities string) render.Child {
 			WithAnnotations(map[string]string{render.AnnotationConfigHash: render.Hash(capabilities, 16)}).
 			WithSpec(pod))
 	return workload(a).Deployment(spec)
-}
-
-func container(a *ossav1.Agent) *corev1ac.ContainerApplyConfiguration {
-	rt := a.Spec.Agent.Runtime
-	c := render.RestrictedContainer(containerName, rt.Image).WithEnv(env(a)...).
-		WithVolumeMounts(corev1ac.VolumeMount().WithName(capabilitiesVolume).WithMountPath(CapabilitiesPath).
-			WithSubPath(CapabilitiesKey).WithReadOnly(true))
-	if len(rt.Command) > 0 {
-		c.WithCommand(rt.Command...)
-	}
-	port := Port(a)
-	c.WithPorts(corev1ac.ContainerPort().WithName(PortName(a)).WithContainerPort(port).WithProtocol(corev1.ProtocolTCP))
-	if hc := rt.HealthCheck; hc != nil && hc.Port != nil && *hc.Port != port {
-		c.WithPorts(corev1ac.ContainerPort().WithName(healthPortName).WithContainerPort(*hc.Port).WithProtocol(corev1.ProtocolTCP))
-	}
-	if r := resources(rt.Resources); r != nil {
-		c.WithResources(r)
-	}
-	if p := Probe(a); p != nil {
-		c.WithLivenessProbe(p).WithReadinessProbe(Probe(a))
-	}
-	return c
-}
-
-func env(a *ossav1.Agent) []*corev1ac.EnvVarApplyConfiguration {
-	def := a.Spec.Agent
-	names := make([]string, 0, len(def.Capabilities))
-	for _, c := range def.Capabilities {
-		names = append(names, c.Name)
-	}
-	out := make([]*corev1ac.EnvVarApplyConfiguration, 0, 7)
-	for _, kv := range [][2]string{
-		{"OSSA_AGENT_ID", def.ID}, {"OSSA_AGENT_NAME", def.Name}, {"OSSA_AGENT_VERSION", def.Version},
-		{"OSSA_AGENT_ROLE", string(def.Role)}, {"OSSA_CAPABILITIES", strings.Join(names, ",")},
-		{"OSSA_CAPABILITIES_FILE", CapabilitiesPath},
-	} {
-		out = append(out, corev1ac.EnvVar().WithName(kv[0]).WithValue(kv[1]))
-	}
-	return out
-}
-
-// resources requests runtime.resources' cpu and memory, limits memory to
-// the request (memory cannot be taken back from a pod, so no pod uses more
-// than it asked for) and asks for one GPU with gpu; nil when none is set.
-func resources(r *ossav1.RuntimeResources) *corev1ac.ResourceRequirementsApplyConfiguration {
-	if r == nil {
-		return nil
-	}
-	requests, limits := corev1.ResourceList{}, corev1.ResourceList{}
-	if r.CPU != nil {
-		requests[corev1.ResourceCPU] = *r.CPU
-	}
-	if r.Memory != nil {
-		requests[corev1.ResourceMemory] = *r.Memory
-		limits[corev1.ResourceMemory] = *r.Memory
-	}
-	if r.GPU != nil && *r.GPU {
-		limits[GPUResource] = resource.MustParse("1")
-	}
-	if len(requests) == 0 && len(limits) == 0 {
-		return nil
-	}
-	out := corev1ac.ResourceRequirements()
-	if len(requests) > 0 {
-		out.WithRequests(requests)
-	}
-	if len(limits) > 0 {
-		out.WithLimits(limits)
-	}
-	return out
-}
-
-// Probe is the liveness and readiness probe runtime.health_check
-// describes, nil without one: an HTTP GET of its endpoint (default
-// integration.endpoints.health, else /health), a TCP connect or a command,
-// on its port, with its delays, period, timeout and failure threshold.
-func Probe(a *ossav1.Agent) *corev1ac.ProbeApplyConfiguration {
-	hc := a.Spec.Agent.Runtime.HealthCheck
-	if hc == nil {
-		return nil
-	}
-	port := Port(a)
-	if hc.Port != nil {
-		port = *hc.Port
-	}
-	p := corev1ac.Probe()
-	switch hc.Type {
-	case "http":
-		p.WithHTTPGet(corev1ac.HTTPGetAction().WithPath(healthPath(a)).WithPort(intstr.FromInt32(port)))
-	case "tcp":
-		p.WithTCPSocket(corev1ac.TCPSocketAction().WithPort(intstr.FromInt32(port)))
-	case "exec":
-		p.WithExec(corev1ac.ExecAction().WithCommand(hc.Command...))
-	default:
-		return nil
-	}
-	if hc.InitialDelaySeconds != nil {
-		p.WithInitialDelaySeconds(*hc.InitialDelaySeconds)
-	}
-	if hc.PeriodSeconds != nil {
-		p.WithPeriodSeconds(*hc.PeriodSeconds)
-	}
-	if hc.TimeoutSeconds != nil {
-		p.WithTimeoutSeconds(*hc.TimeoutSeconds)
-	}
-	if hc.FailureThreshold != nil {
-		p.WithFailureThreshold(*hc.FailureThreshold)
-	}
-	return p
-}
-
-func healthPath(a *ossav1.Agent) string {
-	if p := a.Spec.Agent.Runtime.HealthCheck.Endpoint; p != "" {
-		return p
-	}
-	if in := a.Spec.Agent.Integration; in != nil && in.Endpoints != nil && in.Endpoints.Health != "" {
-		return in.Endpoints.Health
-	}
-	return defaultHealthPath
 }
 
 // Service exposes the agent's port inside the cluster.

@@ -17,6 +17,7 @@ import (
 
 	ossav1 "opsnorth.io/scheduler/apis/ossa/v1"
 	"opsnorth.io/scheduler/pkg/deployments/render"
+	"opsnorth.io/scheduler/pkg/deployments/tiers"
 	"opsnorth.io/scheduler/pkg/labelkeys"
 	"opsnorth.io/scheduler/pkg/testkit"
 )
@@ -33,9 +34,14 @@ func typed[T any](t *testing.T, c render.Child) *T {
 
 func deployment(t *testing.T, a *ossav1.Agent) *appsv1.Deployment {
 	t.Helper()
+	return deploymentIn(t, a, tiers.Tier{})
+}
+
+func deploymentIn(t *testing.T, a *ossav1.Agent, tier tiers.Tier) *appsv1.Deployment {
+	t.Helper()
 	caps, err := CapabilitiesJSON(a.Spec.Agent.Capabilities)
 	require.NoError(t, err)
-	return typed[appsv1.Deployment](t, Deployment(a, caps))
+	return typed[appsv1.Deployment](t, Deployment(a, caps, tier))
 }
 
 func TestDeploymentContainer(t *testing.T) {
@@ -89,6 +95,7 @@ func TestDeploymentResources(t *testing.T) {
 	tests := []struct {
 		name             string
 		agent            *ossav1.Agent
+		tier             tiers.Tier
 		requests, limits corev1.ResourceList
 	}{
 		{name: "cpu and memory: memory limited to the request", agent: testkit.MakeAgent("a", "ns").Resources("500m", "512Mi", false).Obj(),
@@ -100,10 +107,16 @@ func TestDeploymentResources(t *testing.T) {
 			requests: corev1.ResourceList{corev1.ResourceMemory: q("1Gi")},
 			limits:   corev1.ResourceList{corev1.ResourceMemory: q("1Gi"), GPUResource: q("1")}},
 		{name: "none", agent: testkit.MakeAgent("a", "ns").Obj()},
+		{name: "cpu above the tier's default limit: limited to the request", tier: tiers.Defaults()["free"],
+			agent:    testkit.MakeAgent("a", "ns").Resources("500m", "", false).Obj(),
+			requests: corev1.ResourceList{corev1.ResourceCPU: q("500m")}, limits: corev1.ResourceList{corev1.ResourceCPU: q("500m")}},
+		{name: "cpu within the tier's default limit: the LimitRange's", tier: tiers.Defaults()["free"],
+			agent:    testkit.MakeAgent("a", "ns").Resources("250m", "", false).Obj(),
+			requests: corev1.ResourceList{corev1.ResourceCPU: q("250m")}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := deployment(t, tt.agent).Spec.Template.Spec.Containers[0].Resources
+			r := deploymentIn(t, tt.agent, tt.tier).Spec.Template.Spec.Containers[0].Resources
 			assert.Equal(t, tt.requests, r.Requests)
 			assert.Equal(t, tt.limits, r.Limits)
 		})
@@ -243,14 +256,15 @@ func TestChildren(t *testing.T) {
 		}
 		return out
 	}
-	cs, err := Children(a, true)
+	cs, err := Children(a, Options{ServiceMonitor: true, NetworkPolicy: true})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"NetworkPolicy/search", "ConfigMap/search-capabilities", "Deployment/search", "Service/search",
+		"HorizontalPodAutoscaler/search", "ServiceMonitor/search"}, kinds(cs))
+	without, err := Children(a, Options{})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"ConfigMap/search-capabilities", "Deployment/search", "Service/search",
-		"HorizontalPodAutoscaler/search", "ServiceMonitor/search"}, kinds(cs))
-	without, err := Children(a, false)
-	require.NoError(t, err)
-	assert.Len(t, without, 4, "no ServiceMonitor without its CRD")
-	plain, err := Children(testkit.MakeAgent("search", "team").Obj(), true)
+		"HorizontalPodAutoscaler/search"}, kinds(without), "no ServiceMonitor without its CRD, no NetworkPolicy when disabled")
+	plain, err := Children(testkit.MakeAgent("search", "team").Obj(), Options{ServiceMonitor: true})
 	require.NoError(t, err)
 	assert.Len(t, plain, 3, "no HPA without autoscaling, no ServiceMonitor without monitoring.metrics")
 
@@ -264,7 +278,7 @@ func TestChildren(t *testing.T) {
 		assert.Equal(t, []metav1.OwnerReference{{APIVersion: "ossa.ai/v1", Kind: "Agent", Name: "search", UID: "u-1",
 			Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}}, u.GetOwnerReferences(), c.GVK.Kind)
 	}
-	sm, err := cs[4].Unstructured()
+	sm, err := cs[5].Unstructured()
 	require.NoError(t, err)
 	assert.Equal(t, []any{map[string]any{"port": "http", "path": "/prom"}}, sm.Object["spec"].(map[string]any)["endpoints"])
 	assert.Equal(t, "app.kubernetes.io/managed-by=opsnorth-scheduler,scheduler.opsnorth.io/agent=search", Selector(a))

@@ -65,7 +65,17 @@ func newClient(t *testing.T) client.Client {
 
 func newNamespace(t *testing.T, c client.Client) string {
 	t.Helper()
+	return newTierNamespace(t, c, "")
+}
+
+// newTierNamespace creates a namespace labelled max-tier=tier (none when "",
+// so the manager's --default-max-tier, free, applies).
+func newTierNamespace(t *testing.T, c client.Client, tier string) string {
+	t.Helper()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "agents-" + rand.String(6)}}
+	if tier != "" {
+		ns.Labels = map[string]string{labelkeys.MaxTier: tier}
+	}
 	require.NoError(t, c.Create(t.Context(), ns))
 	return ns.Name
 }

@@ -132,7 +132,8 @@ func TestAgentLifecycle(t *testing.T) {
 				d.Spec.Template.Spec.Containers[0].Image == "ghcr.io/acme/agent:2"
 		}, wait, 100*time.Millisecond, "the new image; Agent status %+v", &getAgent(t, c, ns, "search").Status)
 		require.Eventually(t, func() bool {
-			return assert.ObjectsAreEqual([]string{"ConfigMap/search-capabilities", "Deployment/search", "Service/search"},
+			return assert.ObjectsAreEqual([]string{"NetworkPolicy/search", "ConfigMap/search-capabilities", "Deployment/search",
+				"Service/search"},
 				children(t, c, ns, "search"))
 		}, wait, 100*time.Millisecond, "children: %v", children(t, c, ns, "search"))
 		waitPhase(t, c, ns, "search", ossav1.AgentProgressing, "")

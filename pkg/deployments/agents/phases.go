@@ -74,6 +74,7 @@ func (r *Reconciler) resolveDependencies(_ context.Context, s *scope) (bool, err
 	if err != nil {
 		return true, fmt.Errorf("list the Agents of %s: %w", s.agent.Namespace, err)
 	}
+	s.peers = peers
 	res := resolve.Dependencies(s.agent, peers)
 	s.status.Dependencies = res.Dependencies
 	switch {
@@ -104,7 +105,8 @@ func (r *Reconciler) resolveDependencies(_ context.Context, s *scope) (bool, err
 
 // applyChildren applies every desired child that is not already in place.
 func (r *Reconciler) applyChildren(ctx context.Context, s *scope) (bool, error) {
-	desired, err := Children(s.agent, r.serviceMonitor)
+	desired, err := Children(s.agent, Options{ServiceMonitor: r.serviceMonitor, NetworkPolicy: r.cfg.NetworkPolicies,
+		Tier: s.tier, Dependents: Dependents(s.agent, s.peers)})
 	if err != nil {
 		return true, stalled(ReasonInvalidSpec, err.Error(), false)
 	}

@@ -12,7 +12,11 @@ package agents
 // autoscaler scales an Agent through its scale subresource with the
 // kube-controller-manager's own permissions, so the controller needs none
 // on agents/scale. The Agents' pods are only read (a label- and
-// field-selected cache), to say what keeps them from running ready.
+// field-selected cache), to say what keeps them from running ready. The
+// namespaces are only read (their max-tier label, from a cache). Each
+// namespace's tier quota and limit range are applied (patch; create when
+// new) from a cache alone, as the UserDeployment controller applies them,
+// and deleted by the garbage collector with the namespace's last Agent.
 //
 // +kubebuilder:rbac:groups=ossa.ai,resources=agents,verbs=list;watch
 // +kubebuilder:rbac:groups=ossa.ai,resources=agents/status,verbs=patch
@@ -21,5 +25,8 @@ package agents
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups="",resources=pods,verbs=list;watch
 // +kubebuilder:rbac:groups=autoscaling,resources=horizontalpodautoscalers,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=list;watch
+// +kubebuilder:rbac:groups="",resources=resourcequotas;limitranges,verbs=list;watch;create;patch
 // +kubebuilder:rbac:groups=monitoring.coreos.com,resources=servicemonitors,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch

@@ -19,6 +19,7 @@ import (
 	"opsnorth.io/scheduler/generated/clientset/versioned"
 	"opsnorth.io/scheduler/pkg/deployments/children"
 	"opsnorth.io/scheduler/pkg/deployments/render"
+	"opsnorth.io/scheduler/pkg/deployments/tiers"
 	"opsnorth.io/scheduler/pkg/manager"
 )
 
@@ -33,8 +34,14 @@ type Reconciler struct {
 	deployments appslisters.DeploymentLister
 	// pods caches the Agents' unfinished pods, trimmed (podKind), by
 	// podAgentIndex: what keeps them from running ready.
-	pods  toolscache.Indexer
-	apply *children.Applier
+	pods toolscache.Indexer
+	// namespaces caches every namespace's max-tier label (keepMaxTier).
+	namespaces toolscache.Store
+	apply      *children.Applier
+	// tierApply applies the namespace's tier quota and limit range, read
+	// from their cache only, as the UserDeployment controller does.
+	tierApply *children.Applier
+	cfg       Config
 	// serviceMonitor is set when prometheus-operator's CRD is installed.
 	serviceMonitor bool
 	clientset      versioned.Interface
@@ -65,6 +72,11 @@ type scope struct {
 	// agent runs anyway.
 	unmet   string
 	desired []render.Child
+	// peers are the Agents of its namespace, itself among them.
+	peers []*ossav1.Agent
+	// tierName and tier are its namespace's tier (checkTier).
+	tierName string
+	tier     tiers.Tier
 	// wrote is set when a child was applied or deleted.
 	wrote bool
 	// stallReason is the Stalled condition's reason when stalled.
@@ -109,7 +121,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 func (r *Reconciler) buildPhases() {
 	named := phaseMetrics.Named
 	r.phases = []manager.Phase[*scope]{named("checkRuntime", r.checkRuntime),
-		named("checkCapabilities", r.checkCapabilities), named("resolveDependencies", r.resolveDependencies),
+		named("checkCapabilities", r.checkCapabilities), named("checkTier", r.checkTier),
+		named("resolveDependencies", r.resolveDependencies), named("applyTierObjects", r.applyTierObjects),
 		named("applyChildren", r.applyChildren), named("pruneChildren", r.pruneChildren),
 		named("observeRollout", r.observeRollout)}
 }

@@ -20,7 +20,7 @@ import (
 
 func TestAgentAutoscaling(t *testing.T) {
 	c := newClient(t)
-	ns := newNamespace(t, c)
+	ns := newTierNamespace(t, c, "pro") // autoscaling up to 10
 	startManager(t, ns)
 	require.NoError(t, c.Create(t.Context(), testkit.MakeAgent("worker", ns).Resources("500m", "512Mi", false).
 		Autoscaling(2, 10, 70, 80).Replicas(2).Obj()))
@@ -73,7 +73,8 @@ func TestAgentAutoscaling(t *testing.T) {
 			live.Spec.Autoscaling = nil
 		})
 		require.Eventually(t, func() bool {
-			return assert.ObjectsAreEqual([]string{"ConfigMap/worker-capabilities", "Deployment/worker", "Service/worker"},
+			return assert.ObjectsAreEqual([]string{"NetworkPolicy/worker", "ConfigMap/worker-capabilities", "Deployment/worker",
+				"Service/worker"},
 				children(t, c, ns, "worker"))
 		}, wait, 100*time.Millisecond, "children: %v", children(t, c, ns, "worker"))
 	})

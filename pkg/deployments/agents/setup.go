@@ -7,6 +7,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -28,13 +29,14 @@ import (
 )
 
 // Setup registers the Agent controller with deps.Manager: it watches Agents
-// through the generated informers (indexed by the agent ids they depend
-// on), and the children through informers selected by the children's
-// labels: built-in kinds from deps.Kube, the ServiceMonitor, when its CRD is
-// installed, from a dynamic factory of its own. The Agents' pods are cached
-// trimmed and watched for what keeps them from running ready (only when
-// that changes: podHandler).
-func Setup(_ context.Context, deps *manager.Deps) error {
+// through the generated informers (indexed by their agent id and the ids
+// they depend on), and the children through informers selected by the
+// children's labels: built-in kinds from deps.Kube, the ServiceMonitor, when
+// its CRD is installed, from a dynamic factory of its own. The Agents' pods
+// are cached trimmed and watched for what keeps them from running ready
+// (only when that changes: podHandler); the namespaces for a change of
+// their max-tier label, and the tier quotas and limit ranges for a change.
+func Setup(_ context.Context, deps *manager.Deps, cfg Config) error {
 	mgr := deps.Manager
 	agentKind := ossav1.SchemeGroupVersion.WithKind("Agent")
 	if _, err := mgr.GetRESTMapper().RESTMapping(agentKind.GroupKind(), agentKind.Version); err != nil {
@@ -53,14 +55,16 @@ func Setup(_ context.Context, deps *manager.Deps) error {
 		informers:      deps.Informers,
 		recorder:       mgr.GetEventRecorder(deps.FieldOwner),
 		owner:          deps.FieldOwner,
+		cfg:            cfg,
 	}
 	r.apply = &children.Applier{Client: mgr.GetClient(), Get: r.getChild, Owner: deps.FieldOwner}
+	r.tierApply = &children.Applier{Client: mgr.GetClient(), Get: r.reader.Get, Owner: deps.FieldOwner}
 	r.buildPhases()
 
 	b := ctrl.NewControllerManagedBy(mgr).Named("agent")
 	for _, f := range deps.Informers.Factories() {
 		inf := f.Ossa().V1().Agents().Informer()
-		if err := inf.AddIndexers(toolscache.Indexers{indexDependsOn: dependsOn}); err != nil {
+		if err := inf.AddIndexers(toolscache.Indexers{indexDependsOn: dependsOn, indexAgentID: agentID}); err != nil {
 			return fmt.Errorf("index Agents: %w", err)
 		}
 		r.agentInformers = append(r.agentInformers, inf)
@@ -84,6 +88,9 @@ func Setup(_ context.Context, deps *manager.Deps) error {
 	}
 	r.pods = pods.GetIndexer()
 	b = b.WatchesRawSource(manager.Watch(pods, podHandler()))
+	if b, err = r.watchTiers(deps, b); err != nil {
+		return err
+	}
 	if monitors != nil {
 		if b, err = r.watchServiceMonitors(deps, b, *monitors); err != nil {
 			return err
@@ -94,6 +101,27 @@ func Setup(_ context.Context, deps *manager.Deps) error {
 	}
 	ctrl.Log.WithName("agents").Info("optional CRDs", "serviceMonitor", r.serviceMonitor)
 	return nil
+}
+
+// watchTiers caches and watches the namespaces' max-tier labels and the
+// tier quotas and limit ranges.
+func (r *Reconciler) watchTiers(deps *manager.Deps, b *builder.TypedBuilder[ctrl.Request]) (*builder.TypedBuilder[ctrl.Request], error) {
+	ns, err := deps.Kube.AllNamespaces(namespaceKind)
+	if err != nil {
+		return nil, err
+	}
+	r.namespaces = ns.GetStore()
+	b = b.WatchesRawSource(manager.Watch(ns, manager.NewsHandler(r.mapNamespace, maxTierNews)))
+	for gvk, kind := range map[schema.GroupVersionKind]manager.KubeKind{render.GVKResourceQuota: quotaKind,
+		render.GVKLimitRange: limitRangeKind} {
+		inf, err := deps.Kube.AllNamespaces(kind)
+		if err != nil {
+			return nil, err
+		}
+		r.reader.Listers[gvk] = toolscache.NewGenericLister(inf.GetIndexer(), kind.Resource.GroupResource())
+		b = b.WatchesRawSource(manager.Watch(inf, manager.NewsHandler(r.mapTierObject, tierObjectNews)))
+	}
+	return b, nil
 }
 
 // watchServiceMonitors caches and watches the Agents' ServiceMonitors.
@@ -145,4 +173,6 @@ var builtinChildren = map[schema.GroupVersionKind]manager.KubeKind{
 	render.GVKDeployment: {Object: &appsv1.Deployment{}, Resource: appsv1.SchemeGroupVersion.WithResource("deployments")},
 	render.GVKHPA: {Object: &autoscalingv2.HorizontalPodAutoscaler{},
 		Resource: autoscalingv2.SchemeGroupVersion.WithResource("horizontalpodautoscalers")},
+	render.GVKNetworkPolicy: {Object: &networkingv1.NetworkPolicy{},
+		Resource: networkingv1.SchemeGroupVersion.WithResource("networkpolicies")},
 }

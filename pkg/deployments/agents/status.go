@@ -35,6 +35,14 @@ const (
 	// ReasonInvalidCapabilitySchema: a capability's input_schema or
 	// output_schema is no valid JSON Schema; the message names both.
 	ReasonInvalidCapabilitySchema = "InvalidCapabilitySchema"
+	// ReasonTierLimitExceeded: spec.replicas, autoscaling.maxReplicas, a
+	// cpu or memory request or a GPU is above the namespace's tier (the
+	// UserDeployment controller's reason for the same); the message names
+	// each field and its limit.
+	ReasonTierLimitExceeded = "TierLimitExceeded"
+	// ReasonUnknownTier: the namespace's max-tier label (or
+	// --default-max-tier) names no known tier.
+	ReasonUnknownTier = "UnknownTier"
 	// ReasonDependencyCycle: the required dependencies form a cycle.
 	ReasonDependencyCycle = resolve.ReasonDependencyCycle
 	// ReasonWaitingForDependencies: a required dependency is not met and

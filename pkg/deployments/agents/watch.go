@@ -12,8 +12,19 @@ import (
 )
 
 // indexDependsOn indexes Agents by "<namespace>/<agent id>" of each agent
-// they depend on, required or optional.
-const indexDependsOn = "spec.agent.dependencies.agent_id"
+// they depend on, required or optional; indexAgentID by their own.
+const (
+	indexDependsOn = "spec.agent.dependencies.agent_id"
+	indexAgentID   = "spec.agent.id"
+)
+
+func agentID(obj any) ([]string, error) {
+	a, ok := obj.(*ossav1.Agent)
+	if !ok {
+		return nil, nil
+	}
+	return []string{a.Namespace + "/" + a.Spec.Agent.ID}, nil
+}
 
 func dependsOn(obj any) ([]string, error) {
 	a, ok := obj.(*ossav1.Agent)
@@ -31,18 +42,30 @@ func dependsOn(obj any) ([]string, error) {
 	return out, nil
 }
 
-// mapAgent enqueues the Agent and the Agents of its namespace that depend
-// on its id: they move as soon as it is Ready (or no longer is). An update
-// maps the old object too, so a changed id requeues the former dependents.
+// mapAgent enqueues the Agent, the Agents of its namespace that depend on
+// its id (they move as soon as it is Ready, or no longer is) and those
+// whose ids it depends on (their NetworkPolicy admits its pods). An update
+// maps the old object too, so a changed id or dependency requeues the
+// former ones.
 func (r *Reconciler) mapAgent(_ context.Context, obj client.Object) []reconcile.Request {
 	out := []reconcile.Request{request(obj.GetNamespace(), obj.GetName())}
 	a, ok := obj.(*ossav1.Agent)
 	if !ok {
 		return out
 	}
-	key := a.Namespace + "/" + a.Spec.Agent.ID
+	out = append(out, r.byIndex(a, indexDependsOn, a.Namespace+"/"+a.Spec.Agent.ID)...)
+	deps, _ := dependsOn(a)
+	for _, key := range deps {
+		out = append(out, r.byIndex(a, indexAgentID, key)...)
+	}
+	return out
+}
+
+// byIndex enqueues the Agents other than a under index=key.
+func (r *Reconciler) byIndex(a *ossav1.Agent, index, key string) []reconcile.Request {
+	var out []reconcile.Request
 	for _, inf := range r.agentInformers {
-		objs, err := inf.GetIndexer().ByIndex(indexDependsOn, key)
+		objs, err := inf.GetIndexer().ByIndex(index, key)
 		if err != nil {
 			continue
 		}

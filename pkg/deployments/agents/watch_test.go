@@ -14,16 +14,18 @@ import (
 
 	ossav1 "opsnorth.io/scheduler/apis/ossa/v1"
 	"opsnorth.io/scheduler/pkg/deployments/podcause"
+	"opsnorth.io/scheduler/pkg/deployments/tiers"
 	"opsnorth.io/scheduler/pkg/labelkeys"
 	"opsnorth.io/scheduler/pkg/testkit"
 )
 
 func TestMapAgentRequeuesDependents(t *testing.T) {
-	inf := toolscache.NewSharedIndexInformer(&toolscache.ListWatch{}, &ossav1.Agent{}, 0, toolscache.Indexers{indexDependsOn: dependsOn})
+	inf := toolscache.NewSharedIndexInformer(&toolscache.ListWatch{}, &ossav1.Agent{}, 0,
+		toolscache.Indexers{indexDependsOn: dependsOn, indexAgentID: agentID})
 	db := testkit.MakeAgent("db", "team").WithUID("db").Obj()
+	search := testkit.MakeAgent("search", "team").WithUID("search").Requires("db", "1.0.0", "").Obj()
 	for _, a := range []*ossav1.Agent{
-		db,
-		testkit.MakeAgent("search", "team").WithUID("search").Requires("db", "1.0.0", "").Obj(),
+		db, search,
 		testkit.MakeAgent("chat", "team").WithUID("chat").Uses("db", "cache").Obj(),
 		testkit.MakeAgent("other", "elsewhere").WithUID("other").Requires("db", "1.0.0", "").Obj(),
 		testkit.MakeAgent("plain", "team").WithUID("plain").Obj(),
@@ -34,6 +36,8 @@ func TestMapAgentRequeuesDependents(t *testing.T) {
 	got := r.mapAgent(t.Context(), db)
 	assert.ElementsMatch(t, []reconcile.Request{request("team", "db"), request("team", "search"), request("team", "chat")}, got,
 		"the agent itself and its namespace's dependents, required or optional")
+	assert.ElementsMatch(t, []reconcile.Request{request("team", "search"), request("team", "db")}, r.mapAgent(t.Context(), search),
+		"and the agents it depends on: their NetworkPolicy admits it")
 }
 
 func TestMapChild(t *testing.T) {
@@ -64,7 +68,7 @@ func TestForeignOwner(t *testing.T) {
 // and enqueue it only when their cause changed.
 func TestPodCache(t *testing.T) {
 	a := testkit.MakeAgent("search", "team").Obj()
-	d, err := Deployment(a, "[]").Unstructured()
+	d, err := Deployment(a, "[]", tiers.Tier{}).Unstructured()
 	require.NoError(t, err)
 	tmpl, _, err := unstructured.NestedStringMap(d.Object, "spec", "template", "metadata", "labels")
 	require.NoError(t, err)

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 
 	"opsnorth.io/scheduler/pkg/deployments/tiers"
 	"opsnorth.io/scheduler/pkg/labelkeys"
@@ -142,24 +143,56 @@ func Inventory(namespace, userID string) Child {
 	return Child{GVK: GVKResourceQuota, Namespace: namespace, Name: InventoryName, Object: ac}
 }
 
+// AffinityQuotaName names the quota that refuses, in a user namespace,
+// every pod with a pod (anti-)affinity term over other namespaces.
+const AffinityQuotaName = "opsnorth-cross-namespace-affinity"
+
+// AffinityQuota is a second wall in the user namespace: no pod there may
+// keep other tenants' pods off nodes, or probe for their labels, with a
+// cross-namespace pod (anti-)affinity term (quota scope
+// CrossNamespacePodAffinity, hard pods 0).
+func AffinityQuota(namespace, userID string) Child {
+	ac := corev1ac.ResourceQuota(AffinityQuotaName, namespace).WithLabels(UserLabels(userID)).
+		WithSpec(corev1ac.ResourceQuotaSpec().WithHard(corev1.ResourceList{corev1.ResourcePods: resource.MustParse("0")}).
+			WithScopeSelector(corev1ac.ScopeSelector().WithMatchExpressions(corev1ac.ScopedResourceSelectorRequirement().
+				WithScopeName(corev1.ResourceQuotaScopeCrossNamespacePodAffinity).WithOperator(corev1.ScopeSelectorOpExists))))
+	return Child{GVK: GVKResourceQuota, Namespace: namespace, Name: AffinityQuotaName, Object: ac}
+}
+
 // UserChildName names the per-user quota and limit range.
 const UserChildName = "opsnorth-tier"
 
 // Quota is the tier's ResourceQuota in the user namespace.
 func Quota(namespace, userID, tierName string, t tiers.Tier) Child {
-	l := UserLabels(userID)
-	l[tierLabel] = tierName
-	ac := corev1ac.ResourceQuota(UserChildName, namespace).WithLabels(l).
-		WithSpec(corev1ac.ResourceQuotaSpec().WithHard(t.Quota))
+	return TierQuota(namespace, UserLabels(userID), tierName, t)
+}
+
+// TierLabel names the tier of a tier quota or limit range.
+const TierLabel = labelkeys.Prefix + "tier"
+
+// TierQuota is the tier's ResourceQuota UserChildName in namespace, labelled
+// l and TierLabel, with owners (the Agent controller's, none for a user's).
+func TierQuota(namespace string, l map[string]string, tierName string, t tiers.Tier,
+	owners ...*metav1ac.OwnerReferenceApplyConfiguration) Child {
+	ac := corev1ac.ResourceQuota(UserChildName, namespace).WithLabels(tierLabels(l, tierName)).
+		WithOwnerReferences(owners...).WithSpec(corev1ac.ResourceQuotaSpec().WithHard(t.Quota))
 	return Child{GVK: GVKResourceQuota, Namespace: namespace, Name: UserChildName, Object: ac}
 }
 
-const tierLabel = "scheduler.opsnorth.io/tier"
+func tierLabels(l map[string]string, tierName string) map[string]string {
+	out := maps.Clone(l)
+	out[TierLabel] = tierName
+	return out
+}
 
 // LimitRange gives containers the tier's default requests and limits and caps them.
 func LimitRange(namespace, userID, tierName string, t tiers.Tier) Child {
-	l := UserLabels(userID)
-	l[tierLabel] = tierName
+	return TierLimitRange(namespace, UserLabels(userID), tierName, t)
+}
+
+// TierLimitRange is LimitRange's UserChildName in namespace, labelled as TierQuota.
+func TierLimitRange(namespace string, l map[string]string, tierName string, t tiers.Tier,
+	owners ...*metav1ac.OwnerReferenceApplyConfiguration) Child {
 	item := corev1ac.LimitRangeItem().WithType(corev1.LimitTypeContainer)
 	if len(t.DefaultRequest) > 0 {
 		item.WithDefaultRequest(t.DefaultRequest)
@@ -170,7 +203,7 @@ func LimitRange(namespace, userID, tierName string, t tiers.Tier) Child {
 	if len(t.Max) > 0 {
 		item.WithMax(t.Max)
 	}
-	ac := corev1ac.LimitRange(UserChildName, namespace).WithLabels(l).
-		WithSpec(corev1ac.LimitRangeSpec().WithLimits(item))
+	ac := corev1ac.LimitRange(UserChildName, namespace).WithLabels(tierLabels(l, tierName)).
+		WithOwnerReferences(owners...).WithSpec(corev1ac.LimitRangeSpec().WithLimits(item))
 	return Child{GVK: GVKLimitRange, Namespace: namespace, Name: UserChildName, Object: ac}
 }
