@@ -134,7 +134,9 @@ func (g *attackGround) marks(t *testing.T) []attack {
 			return err
 		}
 	}
-	jobsOnly := "the tasks manager may create Jobs only in a namespace bound to a user"
+	jobsOnly := func(ns string) string {
+		return "the tasks manager may create Job " + ns + "/escape only in a namespace bound to a user"
+	}
 	return []attack{
 		{"namespace admin: rebind their namespace to bob", relabel(w.alice, func(n *corev1.Namespace) { n.Labels[labelkeys.Tenant] = w.bob }), bind + w.alice},
 		{"namespace admin: unbind their namespace", relabel(w.alice, func(n *corev1.Namespace) { delete(n.Labels, labelkeys.Tenant) }), bind + w.alice},
@@ -146,8 +148,8 @@ func (g *attackGround) marks(t *testing.T) []attack {
 		{"namespace creator: a namespace with the manager's mark", createNS(nil, createdBy), mark},
 		{"namespace creator: a namespace bound to bob", createNS(map[string]string{labelkeys.Tenant: w.bob}, nil), bindNew},
 		{"namespace creator: a backend namespace", createNS(map[string]string{labelkeys.Backend: labelkeys.BackendValue}, nil), bindNew},
-		{"tasks manager: an agent Job in an unmarked namespace", agentJob(w.team), jobsOnly},
-		{"tasks manager: an agent Job in kube-system", agentJob("kube-system"), jobsOnly},
+		{"tasks manager: an agent Job in an unmarked namespace", agentJob(w.team), jobsOnly(w.team)},
+		{"tasks manager: an agent Job in kube-system", agentJob("kube-system"), "kube-system is a Kubernetes system namespace"},
 		{"deployments manager: delete a namespace it did not create", func(ctx context.Context) error {
 			return deployments.CoreV1().Namespaces().Delete(ctx, w.bob, metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}})
 		}, "the deployments manager may delete only namespaces it created (annotation scheduler.opsnorth.io/created-by); " + w.bob + " is not one"},

@@ -46,7 +46,8 @@ func applyPolicies(t *testing.T, env *testenv.Env) {
 		name := obj.GetName()
 		t.Cleanup(func() { _ = rc.Delete(context.Background(), name, metav1.DeleteOptions{}) })
 	}
-	require.Equal(t, 16, n, "eight policies and their bindings: tenant binding, step tasks, approvals, workflow creator, workflow controls, namespace marks, namespace deletion, jobs")
+	require.Equal(t, 18, n, "nine policies and their bindings: tenant binding, step tasks, approvals, workflow creator, workflow controls,"+
+		" namespace marks and the deployments, tasks and workflows managers' fences")
 }
 
 // waitPolicyActive waits until the tenant binding refuses a spoofed
@@ -70,6 +71,7 @@ func waitPoliciesActive(t *testing.T, env *testenv.Env, ns string) {
 	cs := newSchedulerClient(t, env.Config)
 	asDeployments := kubernetes.NewForConfigOrDie(impersonate(env.Config, deploymentsSA, "system:masters"))
 	asTasks := kubernetes.NewForConfigOrDie(impersonate(env.Config, tasksSA, "system:masters"))
+	asWorkflows := kubernetes.NewForConfigOrDie(impersonate(env.Config, workflowsSA, "system:masters"))
 	_, err := admin.BatchV1().Jobs(ns).Create(t.Context(), &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "probe", Namespace: ns},
 		Spec: batchv1.JobSpec{Suspend: ptr.To(true), Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
 			RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}}}, metav1.CreateOptions{})
@@ -99,7 +101,7 @@ func waitPoliciesActive(t *testing.T, env *testenv.Env, ns string) {
 			_, err := cs.SchedulerV1alpha1().Workflows(ns).Update(ctx, wf, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}})
 			return err
 		},
-		"namespace deletion": func(ctx context.Context) error {
+		"deployments fence": func(ctx context.Context) error {
 			return asDeployments.CoreV1().Namespaces().Delete(ctx, ns, del)
 		},
 		"namespace marks": func(ctx context.Context) error {
@@ -107,8 +109,12 @@ func waitPoliciesActive(t *testing.T, env *testenv.Env, ns string) {
 				Annotations: map[string]string{"scheduler.opsnorth.io/created-by": "opsnorth-scheduler-deployments"}}}, create)
 			return err
 		},
-		"jobs": func(ctx context.Context) error {
+		"tasks fence": func(ctx context.Context) error {
 			return asTasks.BatchV1().Jobs(ns).Delete(ctx, "probe", del)
+		},
+		"workflows fence": func(ctx context.Context) error {
+			_, err := asWorkflows.CoreV1().ConfigMaps("kube-system").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "probe"}}, create)
+			return err
 		},
 	}
 	for name, probe := range probes {

@@ -134,7 +134,7 @@ func TestTenantPolicies(t *testing.T) {
 		{"the workflows manager cannot create step tasks in an unmarked namespace", func(ctx context.Context) error {
 			_, err := asWorkflows.SchedulerV1alpha1().AgentTasks(team).Create(ctx, stepOf(validAgentTask(team, "unserved-step")), metav1.CreateOptions{})
 			return err
-		}, notServed(team)},
+		}, team + " is neither"}, // the tenant binding's refusal or the workflows fence's
 		{"a forged step task (Workflow owner reference)", func(ctx context.Context) error {
 			_, err := asAlice.SchedulerV1alpha1().AgentTasks(alice).Create(ctx, stepOf(validAgentTask(alice, "forged-owner")), metav1.CreateOptions{})
 			return err
@@ -267,6 +267,7 @@ func TestTenantPolicies(t *testing.T) {
 	t.Run("approvers", func(t *testing.T) { approverAttacks(t, env, alice, alice, suffix) })
 	t.Run("workflow controls in a backend namespace", func(t *testing.T) { controlAttacks(t, env, backend, backend, suffix) })
 	t.Run("namespace marks", func(t *testing.T) { namespaceMarkAttacks(t, env, suffix) })
+	t.Run("manager fences", func(t *testing.T) { managerFenceAttacks(t, env, suffix) })
 	t.Run("the deployments manager deletes only namespaces it created", func(t *testing.T) {
 		asDeployments := kubernetes.NewForConfigOrDie(impersonate(env.Config, deploymentsSA, "system:masters"))
 		err := asDeployments.CoreV1().Namespaces().Delete(t.Context(), bob, metav1.DeleteOptions{})
@@ -291,11 +292,12 @@ func TestTenantPolicies(t *testing.T) {
 					RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}}}
 		}
 		agent := map[string]string{labelkeys.ManagedBy: labelkeys.ManagedByValue, labelkeys.Component: "agent"}
-		for _, ns := range []string{"kube-system", team} {
+		for ns, denied := range map[string]string{"kube-system": "kube-system is a Kubernetes system namespace",
+			team: "the tasks manager may create Job " + team + "/escape only in a namespace bound to a user (label scheduler.opsnorth.io/tenant)" +
+				" or a backend namespace (label scheduler.opsnorth.io/backend=true); " + team + " is neither"} {
 			_, err := asTasks.BatchV1().Jobs(ns).Create(t.Context(), job(ns, "escape", agent), metav1.CreateOptions{})
 			require.Error(t, err, "a Job in %s", ns)
-			assert.Contains(t, err.Error(), "the tasks manager may create Jobs only in a namespace bound to a user (label scheduler.opsnorth.io/tenant)"+
-				" or a backend namespace (label scheduler.opsnorth.io/backend=true); "+ns+" is neither")
+			assert.Contains(t, err.Error(), denied)
 			_, err = admin.BatchV1().Jobs(ns).Get(t.Context(), "escape", metav1.GetOptions{})
 			assert.True(t, apierrors.IsNotFound(err), "no Job in %s: %v", ns, err)
 		}

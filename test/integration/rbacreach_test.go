@@ -31,9 +31,9 @@ func TestManagerRBACReach(t *testing.T) {
 		allowed                                                      bool
 	}{
 		// The tasks and workflows managers serve every bound and backend
-		// namespace, so their RBAC is cluster-wide: the jobs policy fences
-		// where the tasks manager creates and deletes Jobs (TestTenantPolicies),
-		// and the tenant binding where step tasks are created.
+		// namespace, so their RBAC is cluster-wide: each manager's fence
+		// policy bounds where they write (TestTenantPolicies), and the tenant
+		// binding where step tasks are created.
 		{"tasks", "create", "batch", "jobs", "", "agent-tasks", "", true},
 		{"tasks", "create", "batch", "jobs", "", "kube-system", "", true},
 		{"tasks", "get", "", "secrets", "", "agent-tasks", "", true},
@@ -61,7 +61,7 @@ func TestManagerRBACReach(t *testing.T) {
 		{"deployments", "create", "", "pods", "", "user-alice", "", false},
 		{"deployments", "create", "rbac.authorization.k8s.io", "rolebindings", "", "user-alice", "", false},
 		{"deployments", "update", "scheduler.opsnorth.io", "userdeployments", "finalizers", "default", "", true},
-		// Allowed by RBAC; the namespace-deletion policy narrows it to namespaces the manager created.
+		// Allowed by RBAC; the deployments fence narrows it to namespaces the manager created.
 		{"deployments", "delete", "", "namespaces", "", "", "", true},
 	} {
 		name := tc.manager + " " + tc.verb + " " + tc.resource + "/" + tc.subresource + " " + tc.name + " in " + tc.namespace
