@@ -18778,7 +18778,7 @@ func schema_scheduler_apis_scheduler_v1alpha1_AgentPod(ref common.ReferenceCallb
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "EnvFrom makes every key of a Secret an environment variable, in the shape of a container's envFrom with secretRef, optionally with a prefix. The same Secrets can be read as through env; each resulting name must follow the rules of input keys and not repeat an input key or env name, or the task does not start (reason SecretKeyRefused, until the Secret is fixed or the start timeout passes). The keys are checked when the Job is created.",
+							Description: "EnvFrom makes every key of a Secret an environment variable, in the shape of a container's envFrom with secretRef, optionally with a prefix. The same Secrets can be read as through env; each resulting name must follow the rules of input keys and not repeat an input key or env name, or the task does not start (reason SecretKeyRefused, until the Secret is fixed or the start timeout passes). The keys are checked when the Job is created, and the Job gets one secretKeyRef per key checked: a key added to the Secret later never reaches the agent.",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
@@ -18791,7 +18791,7 @@ func schema_scheduler_apis_scheduler_v1alpha1_AgentPod(ref common.ReferenceCallb
 					},
 					"nodeSelector": {
 						SchemaProps: spec.SchemaProps{
-							Description: "NodeSelector must match a node's labels for the agent's pod to run there.",
+							Description: "NodeSelector must match a node's labels for the agent's pod to run there. Only keys the platform allows (allowedNodeLabels of the tasks manager's --pod-defaults) may be used, else the task fails with reason PlacementNotAllowed, as for the other placement fields.",
 							Type:        []string{"object"},
 							AdditionalProperties: &spec.SchemaOrBool{
 								Allows: true,
@@ -18811,7 +18811,7 @@ func schema_scheduler_apis_scheduler_v1alpha1_AgentPod(ref common.ReferenceCallb
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "Tolerations let the agent's pod run on nodes with matching taints.",
+							Description: "Tolerations let the agent's pod run on nodes with matching taints: only within the platform's allowedTolerations.",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
@@ -18824,7 +18824,7 @@ func schema_scheduler_apis_scheduler_v1alpha1_AgentPod(ref common.ReferenceCallb
 					},
 					"affinity": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Affinity is the pod's node and pod (anti-)affinity.",
+							Description: "Affinity is the pod's node and pod (anti-)affinity. Node affinity may use only allowed node labels; pod (anti-)affinity terms only the task's own namespace and topology key kubernetes.io/hostname (or keys the platform allows), and each is narrowed to the pods of the task's own user.",
 							Ref:         ref(v1.Affinity{}.OpenAPIModelName()),
 						},
 					},
@@ -18837,14 +18837,14 @@ func schema_scheduler_apis_scheduler_v1alpha1_AgentPod(ref common.ReferenceCallb
 					},
 					"runtimeClassName": {
 						SchemaProps: spec.SchemaProps{
-							Description: "RuntimeClassName is the RuntimeClass the agent's pod runs with, e.g. a sandboxed runtime such as gVisor for untrusted agent code.",
+							Description: "RuntimeClassName is the RuntimeClass the agent's pod runs with, e.g. a sandboxed runtime such as gVisor for untrusted agent code: only one the platform allows (allowedRuntimeClasses).",
 							Type:        []string{"string"},
 							Format:      "",
 						},
 					},
 					"podMetadata": {
 						SchemaProps: spec.SchemaProps{
-							Description: "PodMetadata are labels and annotations added to the agent's pod, for the platform's own tools.",
+							Description: "PodMetadata are labels and annotations added to the agent's pod: keys under user.opsnorth.io/ and the prefixes the platform allows.",
 							Ref:         ref("opsnorth.io/scheduler/apis/scheduler/v1alpha1.PodMetadata"),
 						},
 					},
@@ -19033,7 +19033,7 @@ func schema_scheduler_apis_scheduler_v1alpha1_AgentTaskSpec(ref common.Reference
 					},
 					"input": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Input is passed to the agent as environment variables, one per key, verbatim: \"$(NAME)\" in a value is not expanded. Keys are environment variable names; names that change how the agent's process loads code, resolves names, trusts certificates or routes traffic are refused, in any letter case: LD_*, DYLD_*, BASH_FUNC_*, KUBERNETES_*, GLIBC_TUNABLES, MALLOC_*, the proxy variables (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY, NO_PROXY, FTP_PROXY, GRPC_PROXY), the TLS trust variables (SSL_CERT_FILE, SSL_CERT_DIR, REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE, NODE_EXTRA_CA_CERTS, NODE_TLS_REJECT_UNAUTHORIZED, PYTHONHTTPSVERIFY), the resolver's (HOSTALIASES, LOCALDOMAIN, RES_OPTIONS, RESOLV_HOST_CONF), the loaders of interpreters and runtimes (PATH, PYTHONPATH, PYTHONHOME, PYTHONSTARTUP, PERL5LIB, PERL5OPT, PERLLIB, RUBYLIB, RUBYOPT, NODE_OPTIONS, NODE_PATH, JAVA_TOOL_OPTIONS, _JAVA_OPTIONS, JDK_JAVA_OPTIONS, CLASSPATH, GODEBUG, GCONV_PATH, NLSPATH, LOCPATH) and the shell's (BASH_ENV, ENV, SHELLOPTS, BASHOPTS, PS4, IFS). In all, keys and values hold at most 262144 bytes, each value at most 32768.",
+							Description: "Input is passed to the agent as environment variables, one per key, verbatim: \"$(NAME)\" in a value is not expanded. Keys are environment variable names (letters, digits and '_'); names that change how the agent's process loads code, resolves names, trusts certificates, routes traffic or which devices it sees are refused, in any letter case: loaders (LD_*, DYLD_*, MALLOC_*, BASH_FUNC_*, GLIBC_TUNABLES, PATH, ...), shell hooks (BASH_ENV, ENV, PS4, IFS, ...), runtime hooks (DOTNET_*, CORECLR_*, GIT_*, PYTHONPATH, NODE_OPTIONS, JAVA_OPTS, JAVA_TOOL_OPTIONS, CLASSPATH, GODEBUG, ...), the resolver's (HOSTALIASES, RES_OPTIONS, ...), proxies (HTTP_PROXY, ALL_PROXY, ...), TLS trust (OPENSSL_*, SSL_CERT_FILE, REQUESTS_CA_BUNDLE, ...), key logs (SSLKEYLOGFILE), endpoint overrides (AWS_ENDPOINT_URL*, OTEL_EXPORTER_*, OPENAI_BASE_URL, PIP_INDEX_URL, KUBECONFIG, ...), GPU visibility (NVIDIA_*, CUDA_VISIBLE_DEVICES, ...) and KUBERNETES_*. The README's \"Refused environment names\" lists every one. In all, keys and values hold at most 262144 bytes, each value at most 32768.",
 							Type:        []string{"object"},
 							AdditionalProperties: &spec.SchemaOrBool{
 								Allows: true,
@@ -19147,7 +19147,7 @@ func schema_scheduler_apis_scheduler_v1alpha1_AgentTaskSpec(ref common.Reference
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "EnvFrom makes every key of a Secret an environment variable, in the shape of a container's envFrom with secretRef, optionally with a prefix. The same Secrets can be read as through env; each resulting name must follow the rules of input keys and not repeat an input key or env name, or the task does not start (reason SecretKeyRefused, until the Secret is fixed or the start timeout passes). The keys are checked when the Job is created.",
+							Description: "EnvFrom makes every key of a Secret an environment variable, in the shape of a container's envFrom with secretRef, optionally with a prefix. The same Secrets can be read as through env; each resulting name must follow the rules of input keys and not repeat an input key or env name, or the task does not start (reason SecretKeyRefused, until the Secret is fixed or the start timeout passes). The keys are checked when the Job is created, and the Job gets one secretKeyRef per key checked: a key added to the Secret later never reaches the agent.",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
@@ -19160,7 +19160,7 @@ func schema_scheduler_apis_scheduler_v1alpha1_AgentTaskSpec(ref common.Reference
 					},
 					"nodeSelector": {
 						SchemaProps: spec.SchemaProps{
-							Description: "NodeSelector must match a node's labels for the agent's pod to run there.",
+							Description: "NodeSelector must match a node's labels for the agent's pod to run there. Only keys the platform allows (allowedNodeLabels of the tasks manager's --pod-defaults) may be used, else the task fails with reason PlacementNotAllowed, as for the other placement fields.",
 							Type:        []string{"object"},
 							AdditionalProperties: &spec.SchemaOrBool{
 								Allows: true,
@@ -19180,7 +19180,7 @@ func schema_scheduler_apis_scheduler_v1alpha1_AgentTaskSpec(ref common.Reference
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "Tolerations let the agent's pod run on nodes with matching taints.",
+							Description: "Tolerations let the agent's pod run on nodes with matching taints: only within the platform's allowedTolerations.",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
@@ -19193,7 +19193,7 @@ func schema_scheduler_apis_scheduler_v1alpha1_AgentTaskSpec(ref common.Reference
 					},
 					"affinity": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Affinity is the pod's node and pod (anti-)affinity.",
+							Description: "Affinity is the pod's node and pod (anti-)affinity. Node affinity may use only allowed node labels; pod (anti-)affinity terms only the task's own namespace and topology key kubernetes.io/hostname (or keys the platform allows), and each is narrowed to the pods of the task's own user.",
 							Ref:         ref(v1.Affinity{}.OpenAPIModelName()),
 						},
 					},
@@ -19206,14 +19206,14 @@ func schema_scheduler_apis_scheduler_v1alpha1_AgentTaskSpec(ref common.Reference
 					},
 					"runtimeClassName": {
 						SchemaProps: spec.SchemaProps{
-							Description: "RuntimeClassName is the RuntimeClass the agent's pod runs with, e.g. a sandboxed runtime such as gVisor for untrusted agent code.",
+							Description: "RuntimeClassName is the RuntimeClass the agent's pod runs with, e.g. a sandboxed runtime such as gVisor for untrusted agent code: only one the platform allows (allowedRuntimeClasses).",
 							Type:        []string{"string"},
 							Format:      "",
 						},
 					},
 					"podMetadata": {
 						SchemaProps: spec.SchemaProps{
-							Description: "PodMetadata are labels and annotations added to the agent's pod, for the platform's own tools.",
+							Description: "PodMetadata are labels and annotations added to the agent's pod: keys under user.opsnorth.io/ and the prefixes the platform allows.",
 							Ref:         ref("opsnorth.io/scheduler/apis/scheduler/v1alpha1.PodMetadata"),
 						},
 					},
@@ -19949,7 +19949,7 @@ func schema_scheduler_apis_scheduler_v1alpha1_PodMetadata(ref common.ReferenceCa
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
 			SchemaProps: spec.SchemaProps{
-				Description: "PodMetadata are labels and annotations for the agent's pod. Keys in the kubernetes.io, k8s.io and opsnorth.io prefixes (and their subdomains) are refused: they belong to Kubernetes and to this manager.",
+				Description: "PodMetadata are labels and annotations for the agent's pod. Keys in the kubernetes.io, k8s.io and opsnorth.io prefixes (and their subdomains, but for user.opsnorth.io/) are refused: they belong to Kubernetes and to this manager. The tasks manager allows only keys under user.opsnorth.io/ and the prefixes the platform's --pod-defaults add; other keys fail the task with reason PodMetadataNotAllowed, as do label keys the platform's NetworkPolicies select on.",
 				Type:        []string{"object"},
 				Properties: map[string]spec.Schema{
 					"labels": {
@@ -21743,7 +21743,7 @@ func schema_scheduler_apis_scheduler_v1alpha1_WorkflowStep(ref common.ReferenceC
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "EnvFrom makes every key of a Secret an environment variable, in the shape of a container's envFrom with secretRef, optionally with a prefix. The same Secrets can be read as through env; each resulting name must follow the rules of input keys and not repeat an input key or env name, or the task does not start (reason SecretKeyRefused, until the Secret is fixed or the start timeout passes). The keys are checked when the Job is created.",
+							Description: "EnvFrom makes every key of a Secret an environment variable, in the shape of a container's envFrom with secretRef, optionally with a prefix. The same Secrets can be read as through env; each resulting name must follow the rules of input keys and not repeat an input key or env name, or the task does not start (reason SecretKeyRefused, until the Secret is fixed or the start timeout passes). The keys are checked when the Job is created, and the Job gets one secretKeyRef per key checked: a key added to the Secret later never reaches the agent.",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
@@ -21756,7 +21756,7 @@ func schema_scheduler_apis_scheduler_v1alpha1_WorkflowStep(ref common.ReferenceC
 					},
 					"nodeSelector": {
 						SchemaProps: spec.SchemaProps{
-							Description: "NodeSelector must match a node's labels for the agent's pod to run there.",
+							Description: "NodeSelector must match a node's labels for the agent's pod to run there. Only keys the platform allows (allowedNodeLabels of the tasks manager's --pod-defaults) may be used, else the task fails with reason PlacementNotAllowed, as for the other placement fields.",
 							Type:        []string{"object"},
 							AdditionalProperties: &spec.SchemaOrBool{
 								Allows: true,
@@ -21776,7 +21776,7 @@ func schema_scheduler_apis_scheduler_v1alpha1_WorkflowStep(ref common.ReferenceC
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "Tolerations let the agent's pod run on nodes with matching taints.",
+							Description: "Tolerations let the agent's pod run on nodes with matching taints: only within the platform's allowedTolerations.",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
@@ -21789,7 +21789,7 @@ func schema_scheduler_apis_scheduler_v1alpha1_WorkflowStep(ref common.ReferenceC
 					},
 					"affinity": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Affinity is the pod's node and pod (anti-)affinity.",
+							Description: "Affinity is the pod's node and pod (anti-)affinity. Node affinity may use only allowed node labels; pod (anti-)affinity terms only the task's own namespace and topology key kubernetes.io/hostname (or keys the platform allows), and each is narrowed to the pods of the task's own user.",
 							Ref:         ref(v1.Affinity{}.OpenAPIModelName()),
 						},
 					},
@@ -21802,14 +21802,14 @@ func schema_scheduler_apis_scheduler_v1alpha1_WorkflowStep(ref common.ReferenceC
 					},
 					"runtimeClassName": {
 						SchemaProps: spec.SchemaProps{
-							Description: "RuntimeClassName is the RuntimeClass the agent's pod runs with, e.g. a sandboxed runtime such as gVisor for untrusted agent code.",
+							Description: "RuntimeClassName is the RuntimeClass the agent's pod runs with, e.g. a sandboxed runtime such as gVisor for untrusted agent code: only one the platform allows (allowedRuntimeClasses).",
 							Type:        []string{"string"},
 							Format:      "",
 						},
 					},
 					"podMetadata": {
 						SchemaProps: spec.SchemaProps{
-							Description: "PodMetadata are labels and annotations added to the agent's pod, for the platform's own tools.",
+							Description: "PodMetadata are labels and annotations added to the agent's pod: keys under user.opsnorth.io/ and the prefixes the platform allows.",
 							Ref:         ref("opsnorth.io/scheduler/apis/scheduler/v1alpha1.PodMetadata"),
 						},
 					},

@@ -132,7 +132,7 @@ const floorTaskLabel = "bench.opsnorth.io/task"
 // floorJob is the Job the tasks manager builds for task, labelled with the
 // run so that the harness's watches select it.
 func floorJob(task *v1alpha1.AgentTask, run string) *batchv1.Job {
-	job := tasks.BuildJob(task, tasks.DefaultConfig())
+	job := tasks.BuildJob(task, tasks.DefaultConfig(), nil)
 	for _, l := range []map[string]string{job.Labels, job.Spec.Template.Labels} {
 		l[RunLabel] = run
 		l[floorTaskLabel] = task.Name

@@ -249,7 +249,7 @@ func benchTask(ns, name, run string) *v1alpha1.AgentTask {
 // rendered by its own builder with the default flags, without the owner
 // reference, in the baseline namespace.
 func BaselineJob(name, run string) *batchv1.Job {
-	job := tasks.BuildJob(benchTask(BaselineNamespace, name, run), tasks.DefaultConfig())
+	job := tasks.BuildJob(benchTask(BaselineNamespace, name, run), tasks.DefaultConfig(), nil)
 	job.OwnerReferences = nil
 	job.Labels[RunLabel] = run
 	job.Spec.Template.Labels[RunLabel] = run

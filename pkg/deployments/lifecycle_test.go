@@ -96,6 +96,9 @@ func TestTemplateLifecycle(t *testing.T) {
 		assert.NotEmpty(t, nsObj.GetAnnotations()[render.AnnotationCreatedNamespace])
 		q := waitObject(t, c, render.GVKResourceQuota, userNS, render.UserChildName, nil)
 		assert.Equal(t, "50", nested(q, "spec", "hard", "pods"))
+		aq := waitObject(t, c, render.GVKResourceQuota, userNS, render.AffinityQuotaName, nil)
+		assert.Equal(t, "0", nested(aq, "spec", "hard", "pods"), "no pod with cross-namespace pod affinity")
+		assert.Equal(t, "CrossNamespacePodAffinity", nested(aq, "spec", "scopeSelector", "matchExpressions").([]any)[0].(map[string]any)["scopeName"])
 		lr := waitObject(t, c, render.GVKLimitRange, userNS, render.UserChildName, nil)
 		assert.Equal(t, "4", nested(lr, "spec", "limits").([]any)[0].(map[string]any)["max"].(map[string]any)["cpu"])
 	})
@@ -229,7 +232,7 @@ func TestTemplateLifecycle(t *testing.T) {
 			" kept: it holds retained volume claims (storage.whenDeleted: Retain): shop-worker-data"
 		assert.Equal(t, "True/NamespaceKept: "+want, condition(got, v1alpha1.ConditionReady))
 		assert.Equal(t, []string{"LimitRange/opsnorth-tier", "Namespace/" + userNS, "PersistentVolumeClaim/shop-worker-data",
-			"ResourceQuota/opsnorth-inventory", "ResourceQuota/opsnorth-tier"}, managedObjects(t, c, user))
+			"ResourceQuota/opsnorth-cross-namespace-affinity", "ResourceQuota/opsnorth-inventory", "ResourceQuota/opsnorth-tier"}, managedObjects(t, c, user))
 		assert.Equal(t, want, waitEvent(t, c, ns, "shop", "NamespaceKept", "shop-worker-data"))
 	})
 

@@ -46,7 +46,7 @@ func (r *Reconciler) ensureNamespace(ctx context.Context, s *scope) (bool, error
 		children = append(children, render.Inventory(name, s.ud.Spec.UserID))
 	}
 	children = append(children, render.Quota(name, s.ud.Spec.UserID, tierName, tier),
-		render.LimitRange(name, s.ud.Spec.UserID, tierName, tier))
+		render.LimitRange(name, s.ud.Spec.UserID, tierName, tier), render.AffinityQuota(name, s.ud.Spec.UserID))
 	for _, c := range children {
 		wrote, err := r.apply.apply(ctx, c, "")
 		if err != nil {

@@ -124,8 +124,8 @@ func TestNamespaceWithForeignObjectsIsKept(t *testing.T) {
 	var cm corev1.ConfigMap
 	require.NoError(t, c.Get(ctx, client.ObjectKey{Namespace: userNS, Name: "notes"}, &cm))
 	assert.Equal(t, "back up the database", cm.Data["todo"])
-	assert.Equal(t, []string{"LimitRange/opsnorth-tier", "Namespace/" + userNS, "ResourceQuota/opsnorth-inventory",
-		"ResourceQuota/opsnorth-tier"}, managedObjects(t, c, user), "the app's children are gone; the namespace keeps its limits")
+	assert.Equal(t, []string{"LimitRange/opsnorth-tier", "Namespace/" + userNS, "ResourceQuota/opsnorth-cross-namespace-affinity",
+		"ResourceQuota/opsnorth-inventory", "ResourceQuota/opsnorth-tier"}, managedObjects(t, c, user), "the app's children are gone; the namespace keeps its limits")
 }
 
 // namespaceMeta is a namespace's labels and annotations.

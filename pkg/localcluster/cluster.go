@@ -86,6 +86,8 @@ type Cluster struct {
 	// managerEnv is each packaged manager container's literal env, by
 	// component, recorded by InstallRBAC.
 	managerEnv map[string][]string
+	// managerFiles are the ConfigMap files each one mounts (PackagedManager.Files).
+	managerFiles map[string]map[string]string
 }
 
 // Phase is a step of Start and when, counted from the start, it was done.

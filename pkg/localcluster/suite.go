@@ -30,7 +30,7 @@ var Components = []string{"deployments", "tasks", "workflows"}
 // (kwok has no CNI, so a NetworkPolicy is stored but not enforced). The
 // managers themselves run as local processes, not as the packaged
 // Deployments (kwok would only fake those).
-var rbacKinds = []string{"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding",
+var rbacKinds = []string{"Namespace", "ResourceQuota", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding",
 	"NetworkPolicy", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding",
 	"MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding"}
 
@@ -45,11 +45,27 @@ func (c *Cluster) InstallRBAC(ctx context.Context, root string) (int, error) {
 		return 0, fmt.Errorf("render kustomize/overlays/all-in-one: %w", err)
 	}
 	var out []byte
-	env := map[string][]string{}
+	env, files := map[string][]string{}, map[string]map[string]string{}
+	configMaps := map[string]map[string]string{}
+	for _, res := range resMap.Resources() {
+		if res.GetKind() == "ConfigMap" {
+			configMaps[res.GetName()] = res.GetDataMap()
+		}
+	}
 	for _, res := range resMap.Resources() {
 		if res.GetKind() == "Deployment" {
 			comp := res.GetLabels()["app.kubernetes.io/component"]
-			if env[comp], err = literalEnv(res); err != nil {
+			d, err := renderedDeployment(res)
+			if err != nil {
+				return 0, err
+			}
+			env[comp] = deploymentLiteralEnv(d)
+			if files[comp], err = mountedFiles(d, func(name string) (map[string]string, error) {
+				if data, ok := configMaps[name]; ok {
+					return data, nil
+				}
+				return nil, fmt.Errorf("not in the overlay")
+			}); err != nil {
 				return 0, err
 			}
 		}
@@ -67,14 +83,13 @@ func (c *Cluster) InstallRBAC(ctx context.Context, root string) (int, error) {
 		return 0, fmt.Errorf("write %s: %w", path, err)
 	}
 	c.mu.Lock()
-	c.managerEnv = env
+	c.managerEnv, c.managerFiles = env, files
 	c.mu.Unlock()
 	return c.Apply(ctx, path)
 }
 
-// literalEnv returns NAME=value for every env entry of a rendered Deployment's
-// manager container that has a literal value (downward-API entries have none).
-func literalEnv(res *resource.Resource) ([]string, error) {
+// renderedDeployment reads a rendered Deployment.
+func renderedDeployment(res *resource.Resource) (*appsv1.Deployment, error) {
 	doc, err := res.AsYAML()
 	if err != nil {
 		return nil, fmt.Errorf("render Deployment %s: %w", res.GetName(), err)
@@ -83,7 +98,7 @@ func literalEnv(res *resource.Resource) ([]string, error) {
 	if err := yaml.Unmarshal(doc, &d); err != nil {
 		return nil, fmt.Errorf("read Deployment %s: %w", res.GetName(), err)
 	}
-	return deploymentLiteralEnv(&d), nil
+	return &d, nil
 }
 
 // deploymentLiteralEnv returns NAME=value for every literal env entry of the
@@ -111,6 +126,9 @@ type PackagedManager struct {
 	Namespace      string
 	ServiceAccount string
 	Env            []string
+	// Files are the ConfigMap files its container mounts, by path there
+	// (e.g. the tasks manager's pod defaults).
+	Files map[string]string
 }
 
 // PackagedManagerOf reads how an installed manager Deployment runs its
@@ -173,10 +191,10 @@ func DefaultManagerArgs(component string) []string {
 // win over env.
 func (c *Cluster) StartManager(ctx context.Context, name, component, bin string, args ...string) (*Manager, error) {
 	c.mu.Lock()
-	env := c.managerEnv[component]
+	env, files := c.managerEnv[component], c.managerFiles[component]
 	c.mu.Unlock()
 	return c.StartPackagedManager(ctx, name, component, bin,
-		PackagedManager{Namespace: ManagerNamespace, ServiceAccount: "opsnorth-scheduler-" + component, Env: env}, args...)
+		PackagedManager{Namespace: ManagerNamespace, ServiceAccount: "opsnorth-scheduler-" + component, Env: env, Files: files}, args...)
 }
 
 // StartPackagedManager runs a manager binary as a packaging installed it
@@ -207,7 +225,11 @@ func (c *Cluster) StartPackagedManager(ctx context.Context, name, component, bin
 		"--pprof-bind-address=" + m.PprofAddr,
 		"--zap-devel",
 	}, DefaultManagerArgs(component)...)
-	if m.Process, err = c.StartProcess(name, bin, append(all, args...), p.Env); err != nil {
+	env, err := localFiles(c.layout.path(filepath.Join("files", name)), p.Files, p.Env)
+	if err != nil {
+		return nil, err
+	}
+	if m.Process, err = c.StartProcess(name, bin, append(all, args...), env); err != nil {
 		return nil, err
 	}
 	if err := m.waitReady(ctx, 2*time.Minute); err != nil {

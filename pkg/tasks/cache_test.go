@@ -68,7 +68,7 @@ func TestTrimTask(t *testing.T) {
 }
 
 func TestTrimJob(t *testing.T) {
-	full := BuildJob(fullTask(), DefaultConfig())
+	full := BuildJob(fullTask(), DefaultConfig(), nil)
 	full.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "x"}}
 	full.Status.Conditions = []batchv1.JobCondition{
 		cond(batchv1.JobSuccessCriteriaMet, "CompletionsReached"), cond(batchv1.JobComplete, "CompletionsReached"),
@@ -88,7 +88,7 @@ func TestTrimJob(t *testing.T) {
 
 func TestTrimPod(t *testing.T) {
 	p := pod(corev1.PodRunning, running())
-	p.Spec = BuildJob(fullTask(), DefaultConfig()).Spec.Template.Spec
+	p.Spec = BuildJob(fullTask(), DefaultConfig(), nil).Spec.Template.Spec
 	p.Status.Conditions = []corev1.PodCondition{
 		{Type: corev1.PodReady, Status: corev1.ConditionTrue},
 		{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: "PreemptionByScheduler"},
@@ -218,7 +218,7 @@ func TestTrimInterns(t *testing.T) {
 	assert.True(t, same(ready.Message, a.Status.Message), "a condition shares the status message it repeats")
 
 	record := func() *jobRecord {
-		data, err := json.Marshal(BuildJob(fullTask(), DefaultConfig()))
+		data, err := json.Marshal(BuildJob(fullTask(), DefaultConfig(), nil))
 		require.NoError(t, err)
 		job := &batchv1.Job{}
 		require.NoError(t, json.Unmarshal(data, job))

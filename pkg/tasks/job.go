@@ -54,11 +54,16 @@ func jobLabels(task *v1alpha1.AgentTask) map[string]string {
 	return out
 }
 
-// BuildJob returns the Job that runs task. It is created once and never
-// updated: the task's spec is immutable.
-func BuildJob(task *v1alpha1.AgentTask, cfg Config) *batchv1.Job {
+// BuildJob returns the Job that runs task, its envFrom expanded with the
+// Secrets' keys as checked (keys). It is created once and never updated:
+// the task's spec is immutable.
+func BuildJob(task *v1alpha1.AgentTask, cfg Config, keys SecretKeys) *batchv1.Job {
 	lbls := jobLabels(task)
-	pod := withDefaults(task.Spec.AgentPod, cfg.PodDefaults)
+	own := task.Spec.AgentPod
+	if cfg.PodDefaults == nil || !cfg.PodDefaults.AllowUnscopedPodAffinity {
+		own.Affinity = scopedAffinity(own.Affinity, task.Spec.UserID)
+	}
+	pod := withDefaults(own, cfg.PodDefaults)
 	jobLbls := lbls
 	var suspend *bool
 	if q := task.Spec.QueueName; q != "" {
@@ -93,7 +98,7 @@ func BuildJob(task *v1alpha1.AgentTask, cfg Config) *batchv1.Job {
 			ActiveDeadlineSeconds:   task.Spec.TimeoutSeconds,
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: podMetadata(pod.PodMetadata, lbls),
-				Spec:       podSpec(task, pod, cfg),
+				Spec:       podSpec(task, pod, cfg, keys),
 			},
 		},
 	}
@@ -101,7 +106,7 @@ func BuildJob(task *v1alpha1.AgentTask, cfg Config) *batchv1.Job {
 
 // podSpec is the agent's pod: pod is the task's placement with the
 // platform's defaults filled in.
-func podSpec(task *v1alpha1.AgentTask, pod v1alpha1.AgentPod, cfg Config) corev1.PodSpec {
+func podSpec(task *v1alpha1.AgentTask, pod v1alpha1.AgentPod, cfg Config, keys SecretKeys) corev1.PodSpec {
 	spec := corev1.PodSpec{
 		RestartPolicy:      corev1.RestartPolicyNever,
 		ServiceAccountName: task.Spec.ServiceAccountName,
@@ -110,8 +115,7 @@ func podSpec(task *v1alpha1.AgentTask, pod v1alpha1.AgentPod, cfg Config) corev1
 			Image:                    task.Spec.Image,
 			Command:                  slices.Clone(task.Spec.Command),
 			Args:                     slices.Clone(task.Spec.Args),
-			Env:                      append(inputEnv(task.Spec.Input), secretEnv(task.Spec.Env)...),
-			EnvFrom:                  secretEnvFrom(task.Spec.EnvFrom),
+			Env:                      slices.Concat(inputEnv(task.Spec.Input), secretEnv(task.Spec.Env), secretEnvFrom(task.Spec.EnvFrom, keys)),
 			Resources:                resources(task.Spec.Resources),
 			TerminationMessagePath:   corev1.TerminationMessagePathDefault,
 			TerminationMessagePolicy: corev1.TerminationMessageReadFile,

@@ -80,7 +80,7 @@ func TestBuildJobFullSpec(t *testing.T) {
 			},
 		},
 	}
-	assert.Equal(t, want, BuildJob(fullTask(), DefaultConfig()))
+	assert.Equal(t, want, BuildJob(fullTask(), DefaultConfig(), nil))
 }
 
 func TestBuildJobVariants(t *testing.T) {
@@ -121,7 +121,7 @@ func TestBuildJobVariants(t *testing.T) {
 			if tt.cfg != nil {
 				tt.cfg(&cfg)
 			}
-			job := BuildJob(tt.task, cfg)
+			job := BuildJob(tt.task, cfg, nil)
 			require.Len(t, job.Spec.Template.Spec.Containers, 1)
 			tt.check(t, job)
 		})
@@ -129,7 +129,7 @@ func TestBuildJobVariants(t *testing.T) {
 }
 
 func TestBuildJobIsDeterministic(t *testing.T) {
-	a, b := BuildJob(fullTask(), DefaultConfig()), BuildJob(fullTask(), DefaultConfig())
+	a, b := BuildJob(fullTask(), DefaultConfig(), nil), BuildJob(fullTask(), DefaultConfig(), nil)
 	assert.Equal(t, a, b)
 	a.Labels["x"] = "y"
 	assert.NotContains(t, a.Spec.Template.Labels, "x", "Job and pod labels are separate maps")

@@ -22,7 +22,7 @@ import (
 // TestRecordJob: a cached Job record gives back the trimmed Job the
 // reconciler reads, and what it returns is a copy.
 func TestRecordJob(t *testing.T) {
-	full := BuildJob(fullTask(), DefaultConfig())
+	full := BuildJob(fullTask(), DefaultConfig(), nil)
 	full.UID, full.ResourceVersion = "uid-1", "42"
 	full.Spec.ActiveDeadlineSeconds = ptr.To[int64](600)
 	started := metav1.NewTime(time.Now().Truncate(time.Second))
@@ -74,7 +74,7 @@ func TestJobStoreForget(t *testing.T) {
 	f.Start(ctx.Done())
 	defer func() { cancel(); f.Shutdown() }()
 
-	job := BuildJob(fullTask(), DefaultConfig())
+	job := BuildJob(fullTask(), DefaultConfig(), nil)
 	job.Namespace, job.OwnerReferences = namespace, nil
 	key := types.NamespacedName{Namespace: job.Namespace, Name: job.Name}
 	job, err = cs.BatchV1().Jobs(job.Namespace).Create(ctx, job, metav1.CreateOptions{})

@@ -1,17 +1,14 @@
 package tasks
 
 import (
-	"bytes"
 	"fmt"
 	"maps"
-	"os"
 	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/yaml"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 )
@@ -23,29 +20,6 @@ const ReasonPodDefaultsEnforced = "PodDefaultsEnforced"
 // ReasonPriorityClassNotAllowed fails a task whose own priorityClassName is
 // not one the platform lets tasks choose (PodDefaults.AllowedPriorityClasses).
 const ReasonPriorityClassNotAllowed = "PriorityClassNotAllowed"
-
-// PodDefaults are the platform's placement for every agent pod of the task
-// namespace (--pod-defaults): a task's own values are used where it sets
-// them and these fill in the rest. With Enforce, a task may not decide what
-// the defaults set: scalars must be unset or equal, map keys the defaults
-// set must be absent or equal (other keys may be added), and tolerations
-// and affinity may not be set at all where the defaults set them.
-type PodDefaults struct {
-	NodeSelector      map[string]string    `json:"nodeSelector,omitempty"`
-	Tolerations       []corev1.Toleration  `json:"tolerations,omitempty"`
-	Affinity          *corev1.Affinity     `json:"affinity,omitempty"`
-	PriorityClassName string               `json:"priorityClassName,omitempty"`
-	RuntimeClassName  string               `json:"runtimeClassName,omitempty"`
-	PodMetadata       v1alpha1.PodMetadata `json:"podMetadata,omitzero"`
-	// AllowedPriorityClasses are the PriorityClasses a task may choose
-	// itself: a higher priority preempts other users' agents, so a task
-	// naming any other fails (reason PriorityClassNotAllowed). Without it
-	// (or without --pod-defaults) a task may name only the defaults' own
-	// priorityClassName, which it gets anyway.
-	AllowedPriorityClasses []string `json:"allowedPriorityClasses,omitempty"`
-	// Enforce forbids tasks to override what the defaults set.
-	Enforce bool `json:"enforce,omitempty"`
-}
 
 // priorityViolation says why a task's own priorityClassName is refused; ""
 // when it sets none, or one d allows (d may be nil: none is allowed).
@@ -60,19 +34,6 @@ func priorityViolation(p v1alpha1.AgentPod, d *PodDefaults) string {
 	}
 	return fmt.Sprintf("spec.priorityClassName: %q is not allowed: a task may choose only %s (allowedPriorityClasses of --pod-defaults)",
 		p.PriorityClassName, allowed)
-}
-
-// LoadPodDefaults reads a PodDefaults YAML file; unknown fields are errors.
-func LoadPodDefaults(path string) (*PodDefaults, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	d := &PodDefaults{}
-	if err := yaml.UnmarshalStrict(bytes.TrimSpace(data), d); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return d, nil
 }
 
 // withDefaults returns the task's pod fields with d filled in where the

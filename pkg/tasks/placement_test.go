@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 )
@@ -43,7 +44,7 @@ func TestBuildJobPlacement(t *testing.T) {
 		PodMetadata:       &v1alpha1.PodMetadata{Labels: map[string]string{"team": "research", "user_id": "spoofed"}, Annotations: map[string]string{"trace": "on"}},
 	}
 	task.Spec.Resources.Limits.Extended = map[string]resource.Quantity{"nvidia.com/gpu": resource.MustParse("2")}
-	job := BuildJob(task, DefaultConfig())
+	job := BuildJob(task, DefaultConfig(), nil)
 	pod := job.Spec.Template
 	assert.Equal(t, map[string]string{"gpu": "a100"}, pod.Spec.NodeSelector)
 	assert.Equal(t, []corev1.Toleration{gpuNodes}, pod.Spec.Tolerations)
@@ -142,11 +143,11 @@ enforce: true
 func TestBuildJobQueued(t *testing.T) {
 	task := fullTask()
 	task.Spec.QueueName = "agents"
-	job := BuildJob(task, DefaultConfig())
+	job := BuildJob(task, DefaultConfig(), nil)
 	assert.Equal(t, ptr.To(true), job.Spec.Suspend, "created suspended: Kueue admits it")
 	assert.Equal(t, "agents", job.Labels[KueueQueueLabel])
 	assert.NotContains(t, job.Spec.Template.Labels, KueueQueueLabel, "the label is the Job's")
-	plain := BuildJob(fullTask(), DefaultConfig())
+	plain := BuildJob(fullTask(), DefaultConfig(), nil)
 	assert.Nil(t, plain.Spec.Suspend)
 	assert.NotContains(t, plain.Labels, KueueQueueLabel)
 
@@ -176,4 +177,29 @@ func TestPriorityViolation(t *testing.T) {
 			assert.Equal(t, tt.want, priorityViolation(v1alpha1.AgentPod{PriorityClassName: tt.own}, tt.defaults))
 		})
 	}
+}
+
+// TestShippedPodDefaults: kustomize and the chart ship the same enforced
+// pod defaults, and the manager reads them.
+func TestShippedPodDefaults(t *testing.T) {
+	kustomized, err := LoadPodDefaults("../../kustomize/base/tasks/pod-defaults.yaml")
+	require.NoError(t, err)
+	assert.True(t, kustomized.Enforce)
+	data, err := os.ReadFile("../../manifests/charts/opsnorth-scheduler/values.yaml")
+	require.NoError(t, err)
+	var values struct {
+		Managers struct {
+			Tasks struct {
+				PodDefaults map[string]any `json:"podDefaults"`
+			} `json:"tasks"`
+		} `json:"managers"`
+	}
+	require.NoError(t, yaml.Unmarshal(data, &values))
+	chart, err := yaml.Marshal(values.Managers.Tasks.PodDefaults)
+	require.NoError(t, err)
+	file := filepath.Join(t.TempDir(), "pod-defaults.yaml")
+	require.NoError(t, os.WriteFile(file, chart, 0o600))
+	charted, err := LoadPodDefaults(file)
+	require.NoError(t, err)
+	assert.Equal(t, kustomized, charted)
 }

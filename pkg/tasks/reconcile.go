@@ -194,17 +194,14 @@ func (r *Reconciler) createJob(ctx context.Context, s *scope) error {
 		s.obs.FailReason, s.obs.FailMessage = denial.Reason, denial.Message
 		return nil
 	}
-	if refused := enforcedViolation(s.task.Spec.AgentPod, r.cfg.PodDefaults); refused != "" {
-		s.obs.FailReason, s.obs.FailMessage = ReasonPodDefaultsEnforced, refused
-		return nil
-	}
-	if refused := priorityViolation(s.task.Spec.AgentPod, r.cfg.PodDefaults); refused != "" {
-		s.obs.FailReason, s.obs.FailMessage = ReasonPriorityClassNotAllowed, refused
+	if reason, refused := podViolation(s.task, r.cfg.PodDefaults); refused != "" {
+		s.obs.FailReason, s.obs.FailMessage = reason, refused
 		return nil
 	}
 	problem, err := r.checkReferences(ctx, s.task)
+	var keys SecretKeys
 	if problem == nil && err == nil {
-		problem, err = r.checkSecretKeys(ctx, s.task)
+		keys, problem, err = r.checkSecretKeys(ctx, s.task)
 	}
 	switch {
 	case err != nil:
@@ -222,7 +219,7 @@ func (r *Reconciler) createJob(ctx context.Context, s *scope) error {
 		s.obs.FailReason, s.obs.FailMessage = problem.Reason, problem.Message
 		return nil
 	}
-	job := BuildJob(s.task, r.cfg)
+	job := BuildJob(s.task, r.cfg, keys)
 	err = r.client.Create(ctx, job, client.FieldOwner(r.fieldOwner))
 	switch {
 	case err == nil:

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -32,59 +31,31 @@ func secretEnv(env []v1alpha1.SecretEnvVar) []corev1.EnvVar {
 	return out
 }
 
-// secretEnvFrom are the task's whole Secrets as environment, in the order
-// given (of two Secrets with the same key, the kubelet takes the later).
-func secretEnvFrom(from []v1alpha1.SecretEnvFromSource) []corev1.EnvFromSource {
-	if len(from) == 0 {
-		return nil
-	}
-	out := make([]corev1.EnvFromSource, 0, len(from))
+// SecretKeys are the key names of the Secrets a task's env and envFrom
+// read, by Secret name, as checkSecretKeys found them.
+type SecretKeys map[string][]string
+
+// secretEnvFrom expands the task's envFrom into one secretKeyRef per key
+// that keys says the Secret had when it was checked, in the order given
+// and each Secret's keys sorted; where two make the same name the later
+// wins, as the kubelet's envFrom would. A key added to the Secret later
+// never reaches the agent.
+func secretEnvFrom(from []v1alpha1.SecretEnvFromSource, keys SecretKeys) []corev1.EnvVar {
+	var out []corev1.EnvVar
+	at := map[string]int{}
 	for _, f := range from {
-		out = append(out, corev1.EnvFromSource{Prefix: f.Prefix, SecretRef: &corev1.SecretEnvSource{
-			LocalObjectReference: corev1.LocalObjectReference{Name: f.SecretRef.Name}, Optional: ptr.To(false)}})
-	}
-	return out
-}
-
-// envNamePattern and maxEnvName are the rule of input keys (TaskInput's
-// CEL rules), which env names and the names envFrom makes follow too.
-const (
-	envNamePattern = `^[A-Za-z_][A-Za-z0-9_]*$`
-	maxEnvName     = 128
-)
-
-// refusedEnvNamePattern matches, in upper case, the names TaskInput's CEL
-// rule refuses: they change how the agent loads code, resolves names,
-// trusts certificates or routes traffic. TestRefusedEnvNamesMatchTheCRD
-// keeps it equal to the CRD's.
-const refusedEnvNamePattern = `^(LD_|DYLD_|BASH_FUNC_|KUBERNETES_|MALLOC_)|^(GLIBC_TUNABLES|(HTTPS?|ALL|NO|FTP|GRPC)_PROXY|SSL_CERT_(FILE|DIR)|REQUESTS_CA_BUNDLE|CURL_CA_BUNDLE|NODE_EXTRA_CA_CERTS|NODE_TLS_REJECT_UNAUTHORIZED|PYTHONHTTPSVERIFY|HOSTALIASES|LOCALDOMAIN|RES_OPTIONS|RESOLV_HOST_CONF|PATH|PYTHON(PATH|HOME|STARTUP)|PERL5LIB|PERL5OPT|PERLLIB|RUBYLIB|RUBYOPT|NODE_(OPTIONS|PATH)|JAVA_TOOL_OPTIONS|_JAVA_OPTIONS|JDK_JAVA_OPTIONS|CLASSPATH|GODEBUG|GCONV_PATH|NLSPATH|LOCPATH|BASH_ENV|ENV|SHELLOPTS|BASHOPTS|PS4|IFS)$`
-
-var (
-	envNameRE        = regexp.MustCompile(envNamePattern)
-	refusedEnvNameRE = regexp.MustCompile(refusedEnvNamePattern)
-)
-
-// envNameProblem says why name may not be an agent's environment variable
-// by the rules of input keys; empty when it may.
-func envNameProblem(name string) string {
-	switch {
-	case len(name) > maxEnvName || !envNameRE.MatchString(name):
-		return fmt.Sprintf("is not an environment variable name (letters, digits and '_', not starting with a digit, at most %d characters)", maxEnvName)
-	case refusedEnvNameRE.MatchString(upperASCII(name)):
-		return "is refused: it changes how the agent loads code, resolves names, trusts certificates or routes traffic"
-	}
-	return ""
-}
-
-// upperASCII is CEL's upperAscii: only ASCII letters change.
-func upperASCII(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if 'a' <= c && c <= 'z' {
-			b[i] = c - 'a' + 'A'
+		for _, key := range keys[f.SecretRef.Name] {
+			v := corev1.EnvVar{Name: f.Prefix + key, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+				LocalObjectReference: corev1.LocalObjectReference{Name: f.SecretRef.Name}, Key: key, Optional: ptr.To(false)}}}
+			if i, ok := at[v.Name]; ok {
+				out[i] = v
+				continue
+			}
+			at[v.Name] = len(out)
+			out = append(out, v)
 		}
 	}
-	return string(b)
+	return out
 }
 
 // takenEnvNames are the names the task's input and env set, each with the
@@ -125,12 +96,13 @@ func envFromProblem(field, secret, prefix string, keys []string, taken map[strin
 // lacks (SecretKeyNotFound), or a key envFrom would make an environment
 // variable the rules of input keys refuse (SecretKeyRefused). Both keep the
 // task Pending: the Secret can be fixed. Only the Secrets' key names are
-// kept, never a value; err is a failed read, to retry.
-func (r *Reconciler) checkSecretKeys(ctx context.Context, task *v1alpha1.AgentTask) (*referenceProblem, error) {
+// kept, never a value, and returned for the Job's env; err is a failed
+// read, to retry.
+func (r *Reconciler) checkSecretKeys(ctx context.Context, task *v1alpha1.AgentTask) (SecretKeys, *referenceProblem, error) {
 	if len(task.Spec.Env) == 0 && len(task.Spec.EnvFrom) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
-	keysOf := map[string][]string{}
+	keysOf := SecretKeys{}
 	keys := func(ref tenancy.Ref) ([]string, *referenceProblem, error) {
 		if ks, ok := keysOf[ref.Name]; ok {
 			return ks, nil, nil
@@ -146,10 +118,10 @@ func (r *Reconciler) checkSecretKeys(ctx context.Context, task *v1alpha1.AgentTa
 		field := fmt.Sprintf("spec.env[%d].valueFrom.secretKeyRef", i)
 		ks, problem, err := keys(tenancy.Ref{Field: field + ".name", Kind: "Secret", Name: sel.Name})
 		if problem != nil || err != nil {
-			return problem, err
+			return nil, problem, err
 		}
 		if !slices.Contains(ks, sel.Key) {
-			return &referenceProblem{Reason: ReasonSecretKeyNotFound, Wait: true, Kind: "Secret",
+			return nil, &referenceProblem{Reason: ReasonSecretKeyNotFound, Wait: true, Kind: "Secret",
 				Message: fmt.Sprintf("%s.key: Secret %s/%s has no key %q", field, task.Namespace, sel.Name, sel.Key)}, nil
 		}
 	}
@@ -158,13 +130,13 @@ func (r *Reconciler) checkSecretKeys(ctx context.Context, task *v1alpha1.AgentTa
 		field := fmt.Sprintf("spec.envFrom[%d]", i)
 		ks, problem, err := keys(tenancy.Ref{Field: field + ".secretRef.name", Kind: "Secret", Name: f.SecretRef.Name})
 		if problem != nil || err != nil {
-			return problem, err
+			return nil, problem, err
 		}
 		if msg := envFromProblem(field, task.Namespace+"/"+f.SecretRef.Name, f.Prefix, ks, taken); msg != "" {
-			return &referenceProblem{Reason: ReasonSecretKeyRefused, Wait: true, Kind: "Secret", Message: msg}, nil
+			return nil, &referenceProblem{Reason: ReasonSecretKeyRefused, Wait: true, Kind: "Secret", Message: msg}, nil
 		}
 	}
-	return nil, nil
+	return keysOf, nil, nil
 }
 
 // secretKeys reads the Secret ref names and returns its key names, sorted.

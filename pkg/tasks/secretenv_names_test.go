@@ -3,6 +3,7 @@ package tasks
 import (
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -31,16 +32,13 @@ func TestSecretEnvBuilders(t *testing.T) {
 		return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
 			LocalObjectReference: corev1.LocalObjectReference{Name: secret}, Key: key, Optional: ptr.To(false)}}}
 	}
-	secretRef := func(prefix, secret string) corev1.EnvFromSource {
-		return corev1.EnvFromSource{Prefix: prefix, SecretRef: &corev1.SecretEnvSource{
-			LocalObjectReference: corev1.LocalObjectReference{Name: secret}, Optional: ptr.To(false)}}
-	}
+	checked := SecretKeys{"a": {"TOKEN", "USER"}, "b": {"TOKEN", "URL"}, "empty": nil}
 	for _, tc := range []struct {
 		name     string
 		env      []v1alpha1.SecretEnvVar
 		from     []v1alpha1.SecretEnvFromSource
 		wantEnv  []corev1.EnvVar
-		wantFrom []corev1.EnvFromSource
+		wantFrom []corev1.EnvVar
 	}{
 		{name: "none"},
 		{name: "empty lists", env: []v1alpha1.SecretEnvVar{}, from: []v1alpha1.SecretEnvFromSource{}},
@@ -50,35 +48,45 @@ func TestSecretEnvBuilders(t *testing.T) {
 			wantEnv: []corev1.EnvVar{keyRef("ZED", "llm", "zed"), keyRef("API_KEY", "llm", "api-key"), keyRef("B", "other", "b")},
 		},
 		{
-			name:     "envFrom in the order given, with and without prefix",
+			name:     "envFrom expanded to the checked keys, Secrets in the order given, with and without prefix",
 			from:     []v1alpha1.SecretEnvFromSource{envFrom("", "b"), envFrom("GH_", "a")},
-			wantFrom: []corev1.EnvFromSource{secretRef("", "b"), secretRef("GH_", "a")},
+			wantFrom: []corev1.EnvVar{keyRef("TOKEN", "b", "TOKEN"), keyRef("URL", "b", "URL"), keyRef("GH_TOKEN", "a", "TOKEN"), keyRef("GH_USER", "a", "USER")},
 		},
+		{
+			name:     "the later Secret wins a name, in the earlier one's place",
+			from:     []v1alpha1.SecretEnvFromSource{envFrom("", "a"), envFrom("", "b")},
+			wantFrom: []corev1.EnvVar{keyRef("TOKEN", "b", "TOKEN"), keyRef("USER", "a", "USER"), keyRef("URL", "b", "URL")},
+		},
+		{name: "a Secret without keys, or not checked, adds nothing", from: []v1alpha1.SecretEnvFromSource{envFrom("", "empty"), envFrom("", "unchecked")}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			assert.Equal(t, tc.wantEnv, secretEnv(tc.env))
-			assert.Equal(t, tc.wantFrom, secretEnvFrom(tc.from))
+			assert.Equal(t, tc.wantFrom, secretEnvFrom(tc.from, checked))
 		})
 	}
 }
 
-// TestBuildJobSecretEnv: the secret env follows the input's, and envFrom
-// is the container's; neither holds a value.
+// TestBuildJobSecretEnv: the secret env follows the input's, then envFrom's
+// checked keys, each a secretKeyRef; the container has no envFrom, so a
+// key added to the Secret after the check never reaches the agent, and no
+// value is in the Job.
 func TestBuildJobSecretEnv(t *testing.T) {
 	task := fullTask()
 	task.Spec.Env = []v1alpha1.SecretEnvVar{envVar("API_KEY", "llm", "api-key")}
 	task.Spec.EnvFrom = []v1alpha1.SecretEnvFromSource{envFrom("GH_", "github")}
-	c := BuildJob(task, Config{}).Spec.Template.Spec.Containers[0]
-	require.Len(t, c.Env, 3)
-	assert.Equal(t, []string{"A", "PROMPT", "API_KEY"}, []string{c.Env[0].Name, c.Env[1].Name, c.Env[2].Name})
+	c := BuildJob(task, Config{}, SecretKeys{"llm": {"api-key"}, "github": {"TOKEN"}}).Spec.Template.Spec.Containers[0]
+	require.Len(t, c.Env, 4)
+	assert.Equal(t, []string{"A", "PROMPT", "API_KEY", "GH_TOKEN"}, []string{c.Env[0].Name, c.Env[1].Name, c.Env[2].Name, c.Env[3].Name})
 	assert.Empty(t, c.Env[2].Value)
+	assert.Empty(t, c.Env[3].Value)
 	assert.Equal(t, secretEnv(task.Spec.Env)[0], c.Env[2])
-	assert.Equal(t, secretEnvFrom(task.Spec.EnvFrom), c.EnvFrom)
+	assert.Equal(t, "github", c.Env[3].ValueFrom.SecretKeyRef.Name)
+	assert.Empty(t, c.EnvFrom, "no envFrom: only checked keys")
 }
 
 func TestEnvNameProblem(t *testing.T) {
 	const notAName = "is not an environment variable name (letters, digits and '_', not starting with a digit, at most 128 characters)"
-	const refused = "is refused: it changes how the agent loads code, resolves names, trusts certificates or routes traffic"
+	const refused = "is refused: it changes how the agent loads code, resolves names, trusts certificates, routes traffic or which devices it sees"
 	for name, want := range map[string]string{
 		"API_KEY": "", "_x": "", "a1": "", strings.Repeat("A", 128): "",
 		// They look reserved but are not.
@@ -88,6 +96,11 @@ func TestEnvNameProblem(t *testing.T) {
 		"BASH_FUNC_x": refused, "KUBERNETES_SERVICE_HOST": refused, "MALLOC_ARENA_MAX": refused, "GLIBC_TUNABLES": refused,
 		"https_proxy": refused, "HTTP_PROXY": refused, "NO_PROXY": refused, "SSL_CERT_DIR": refused, "PATH": refused,
 		"PYTHONHOME": refused, "NODE_OPTIONS": refused, "_JAVA_OPTIONS": refused, "ENV": refused, "IFS": refused, "PS4": refused,
+		// Issue 33's: GPU visibility, runtime hooks, TLS, key logs, endpoints.
+		"NVIDIA_VISIBLE_DEVICES": refused, "cuda_visible_devices": refused, "JAVA_OPTS": refused, "DOTNET_STARTUP_HOOKS": refused,
+		"GIT_SSH_COMMAND": refused, "OPENSSL_CONF": refused, "SSLKEYLOGFILE": refused, "AWS_ENDPOINT_URL_S3": refused,
+		"OPENAI_BASE_URL": refused, "OTEL_EXPORTER_OTLP_ENDPOINT": refused, "PIP_INDEX_URL": refused, "KUBECONFIG": refused,
+		"GITHUB_TOKEN": "", "OPENAI_API_KEY": "", "AWS_REGION": "", "CUDA_HOME": "", "JAVA_HOME": "", "DOTNETCORE": "",
 	} {
 		assert.Equal(t, want, envNameProblem(name), "%q", name)
 	}
@@ -215,9 +228,8 @@ func TestRefusedEnvNamesMatchTheCRD(t *testing.T) {
 			require.Contains(t, refused, env)
 			require.Contains(t, names, input)
 			for path, patterns := range refused {
-				for _, p := range patterns {
-					assert.Equal(t, refusedEnvNamePattern, p, "the refused names at %s", path)
-				}
+				slices.Sort(patterns)
+				assert.Equal(t, slices.Sorted(slices.Values(refusedEnvNamePatterns)), slices.Compact(patterns), "the refused names at %s", path)
 			}
 			for path, rules := range names {
 				for _, r := range rules {

@@ -138,7 +138,7 @@ func envFrom(prefix, secret string) v1alpha1.SecretEnvFromSource {
 }
 
 // TestSecretInputs: a task's env and envFrom become its container's
-// secretKeyRef and secretRef as given; a Secret not labelled for the user
+// secretKeyRefs, one per key envFrom's Secrets had when checked; a Secret not labelled for the user
 // fails the task, a missing Secret, a missing key or a refused envFrom key
 // keeps it Pending with the reason until the Secret is fixed, or until the
 // start timeout fails it with the same reason.
@@ -166,11 +166,10 @@ func TestSecretInputs(t *testing.T) {
 			return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
 				LocalObjectReference: corev1.LocalObjectReference{Name: secret}, Key: key, Optional: ptr.To(false)}}}
 		}
-		assert.Equal(t, []corev1.EnvVar{{Name: "PROMPT", Value: "hi"}, keyRef("ORG", "llm", "org"), keyRef("API_KEY", "llm", "api-key")}, c.Env)
-		assert.Equal(t, []corev1.EnvFromSource{
-			{Prefix: "GH_", SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "github"}, Optional: ptr.To(false)}},
-			{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "llm-extra"}, Optional: ptr.To(false)}},
-		}, c.EnvFrom)
+		assert.Equal(t, []corev1.EnvVar{{Name: "PROMPT", Value: "hi"}, keyRef("ORG", "llm", "org"), keyRef("API_KEY", "llm", "api-key"),
+			keyRef("GH_TOKEN", "github", "TOKEN"), keyRef("EXTRA", "llm-extra", "EXTRA")}, c.Env,
+			"envFrom is expanded to the keys checked")
+		assert.Empty(t, c.EnvFrom, "a key added to a Secret after the check (LD_PRELOAD) can never reach the agent")
 	})
 
 	refused := func(field, secret string) string {
@@ -231,7 +230,7 @@ func TestSecretInputs(t *testing.T) {
 		{
 			name: "refused envFrom key", task: "preload", reason: tasks.ReasonSecretKeyRefused,
 			message: `spec.envFrom[1]: key "LD_PRELOAD" of Secret ` + k.ns + `/preload makes the environment variable "LD_PRELOAD", which is refused: ` +
-				`it changes how the agent loads code, resolves names, trusts certificates or routes traffic`,
+				`it changes how the agent loads code, resolves names, trusts certificates, routes traffic or which devices it sees`,
 			mutate: func(at *v1alpha1.AgentTask) {
 				at.Spec.EnvFrom = []v1alpha1.SecretEnvFromSource{envFrom("GH_", "github"), envFrom("", "preload")}
 			},

@@ -58,7 +58,8 @@ func TestDefaultRender(t *testing.T) {
 		"ClusterRoleBinding":  3,
 		"NetworkPolicy":       1,
 		"ServiceMonitor":      0,
-		"ConfigMap":           0,
+		"ConfigMap":           1, // the tasks manager's enforced pod defaults
+		"ResourceQuota":       1, // no cross-namespace pod affinity in agent-tasks
 	} {
 		assert.Equal(t, n, kinds[kind], "kind %s", kind)
 	}
@@ -135,8 +136,8 @@ func TestRenderVariations(t *testing.T) {
 				for _, obj := range out.objs {
 					assert.NotContains(t, obj.GetName(), "opsnorth-scheduler-tasks", "%s of the disabled manager", key(obj))
 				}
-				assert.NotContains(t, out.names("ValidatingAdmissionPolicy"), "opsnorth-scheduler-jobs",
-					"the policy that constrains only the tasks manager goes with it")
+				assert.NotContains(t, out.names("ValidatingAdmissionPolicy"), "opsnorth-scheduler-tasks-fence",
+					"the fence that constrains only the tasks manager goes with it")
 				assert.Contains(t, out.names("ValidatingAdmissionPolicy"), "opsnorth-scheduler-step-tasks",
 					"shared policies stay")
 				assert.Len(t, out.ofKind("CustomResourceDefinition"), len(defaults.ofKind("CustomResourceDefinition")))
@@ -152,7 +153,9 @@ func TestRenderVariations(t *testing.T) {
 				cm := out.get("ConfigMap", "opsnorth-system", "opsnorth-scheduler-tasks-pod-defaults")
 				require.NotNil(t, cm)
 				data, _, _ := unstructured.NestedString(cm.Object, "data", "pod-defaults.yaml")
-				assert.YAMLEq(t, "runtimeClassName: gvisor\nnodeSelector: {pool: agents}\nenforce: true\n", data)
+				assert.YAMLEq(t, "runtimeClassName: gvisor\nnodeSelector: {pool: agents}\nenforce: true\n"+
+					"allowedNodeLabels: [kubernetes.io/arch, kubernetes.io/os, topology.kubernetes.io/zone, topology.kubernetes.io/region, node.kubernetes.io/instance-type]\n", data,
+					"values merge into the chart's enforced defaults")
 				d := deployment(t, out, "opsnorth-system", "tasks")
 				c := d.Spec.Template.Spec.Containers[0]
 				assert.Contains(t, c.Env, corev1.EnvVar{Name: "POD_DEFAULTS", Value: "/etc/opsnorth/pod-defaults/pod-defaults.yaml"})
@@ -162,7 +165,7 @@ func TestRenderVariations(t *testing.T) {
 				assert.Equal(t, "opsnorth-scheduler-tasks-pod-defaults", d.Spec.Template.Spec.Volumes[0].ConfigMap.Name)
 				assert.NotEmpty(t, d.Spec.Template.Annotations["scheduler.opsnorth.io/pod-defaults-checksum"], "a change rolls the pods")
 				assert.Empty(t, deployment(t, out, "opsnorth-system", "workflows").Spec.Template.Spec.Volumes, "only the tasks manager reads it")
-				assert.Len(t, out.objs, len(defaults.objs)+1)
+				assert.Len(t, out.objs, len(defaults.objs))
 			},
 		},
 		{

@@ -50,6 +50,14 @@ func TestChartMatchesKustomize(t *testing.T) {
 				}
 			case "Deployment":
 				assertSameManagerDeployment(t, want, got)
+			case "ConfigMap":
+				// The same settings; the comments are kustomize's.
+				wantData, _, _ := unstructured.NestedStringMap(want.Object, "data")
+				gotData, _, _ := unstructured.NestedStringMap(got.Object, "data")
+				require.Len(t, gotData, len(wantData))
+				for file, text := range wantData {
+					assert.YAMLEq(t, text, gotData[file], "file %s", file)
+				}
 			case "Namespace", "ServiceAccount":
 				// Labels, compared above, are all they have.
 			default:
@@ -107,8 +115,8 @@ func binding(t *testing.T, obj *unstructured.Unstructured) string {
 
 // assertSameManagerDeployment compares a manager Deployment field by field:
 // everything equal but the container's pull policy (which kustomize leaves to
-// the API server's default), its flags and env, of which the chart must have
-// every one of kustomize's.
+// the API server's default), its flags, env and pod annotations, of which
+// the chart must have every one of kustomize's.
 func assertSameManagerDeployment(t *testing.T, wantObj, gotObj *unstructured.Unstructured) {
 	t.Helper()
 	var want, got appsv1.Deployment
@@ -126,5 +134,9 @@ func assertSameManagerDeployment(t *testing.T, wantObj, gotObj *unstructured.Uns
 		assert.Equal(t, value, got.Spec.Template.Labels[key], "pod label %s", key)
 	}
 	want.Spec.Template.Labels, got.Spec.Template.Labels = nil, nil
+	for key, value := range want.Spec.Template.Annotations {
+		assert.Equal(t, value, got.Spec.Template.Annotations[key], "pod annotation %s", key)
+	}
+	want.Spec.Template.Annotations, got.Spec.Template.Annotations = nil, nil // the chart's checksums
 	assert.Equal(t, want.Spec, got.Spec)
 }

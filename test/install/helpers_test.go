@@ -245,7 +245,8 @@ var managerSeq atomic.Int32
 // (label app.kubernetes.io/component=<component>), requires the
 // ServiceAccount it names to exist (the packaging must create it), and runs
 // the manager binary authenticated as that ServiceAccount with the
-// Deployment's literal env (localcluster.PackagedManagerOf). The processes
+// Deployment's literal env and mounted ConfigMap files
+// (localcluster.PackagedManagerFrom). The processes
 // are stopped when the test ends.
 func startManagers(t *testing.T, namespace string, components ...string) map[string]*localcluster.Manager {
 	t.Helper()
@@ -256,7 +257,8 @@ func startManagers(t *testing.T, namespace string, components ...string) map[str
 			metav1.ListOptions{LabelSelector: "app.kubernetes.io/component=" + comp})
 		require.NoError(t, err)
 		require.Len(t, list.Items, 1, "one Deployment of the %s manager in %s", comp, namespace)
-		p := localcluster.PackagedManagerOf(&list.Items[0])
+		p, err := localcluster.PackagedManagerFrom(t.Context(), c.Clientset, &list.Items[0])
+		require.NoError(t, err, "the files the %s Deployment mounts", comp)
 		_, err = c.Clientset.CoreV1().ServiceAccounts(p.Namespace).Get(t.Context(), p.ServiceAccount, metav1.GetOptions{})
 		require.NoError(t, err, "the ServiceAccount %s/%s the %s Deployment names", p.Namespace, p.ServiceAccount, comp)
 		packaged[comp] = p

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"k8s.io/utils/ptr"
+
+	"opsnorth.io/scheduler/pkg/tasks"
 )
 
 // invalidAgentTaskCases break one AgentTask rule each.
@@ -139,18 +141,25 @@ func invalidAgentTaskCases() []invalidCase {
 	}...)
 }
 
-// reservedInputKeys change how an agent loads code, resolves names, trusts
-// certificates or routes traffic; admission refuses each in any letter case.
-var reservedInputKeys = []string{
-	"LD_PRELOAD", "ld_library_path", "DYLD_INSERT_LIBRARIES", "BASH_FUNC_x%%", "KUBERNETES_SERVICE_HOST",
-	"GLIBC_TUNABLES", "MALLOC_ARENA_MAX", "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "ALL_PROXY", "NO_PROXY",
-	"GRPC_PROXY", "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "NODE_EXTRA_CA_CERTS", "NODE_TLS_REJECT_UNAUTHORIZED",
-	"HOSTALIASES", "RES_OPTIONS", "PATH", "PYTHONPATH", "PYTHONSTARTUP", "PERL5OPT", "RUBYOPT", "NODE_OPTIONS",
-	"JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "CLASSPATH", "GODEBUG", "GCONV_PATH", "BASH_ENV", "ENV", "IFS",
-}
+// reservedInputKeys are every name the tasks manager's deny-list refuses
+// (each prefix with a suffix, each name, some in lower or mixed case) and
+// the issue's own examples: the API server must refuse each, so the CRDs
+// and the manager never disagree.
+var reservedInputKeys = func() []string {
+	out := []string{"ld_library_path", "https_proxy", "Nvidia_Visible_Devices", "BASH_FUNC_x%%",
+		"NVIDIA_VISIBLE_DEVICES", "JAVA_OPTS", "DOTNET_STARTUP_HOOKS", "GIT_SSH_COMMAND", "OPENSSL_CONF", "SSLKEYLOGFILE"}
+	for _, c := range tasks.RefusedEnvNames {
+		for _, p := range c.Prefixes {
+			out = append(out, p+"X")
+		}
+		out = append(out, c.Names...)
+	}
+	return out
+}()
 
 // allowedInputKeys look like reserved ones but are not.
-var allowedInputKeys = []string{"LDAP_URL", "PROXY_URL", "PATH_PREFIX", "ENVIRONMENT", "MY_HTTP_PROXY", "PYTHON_VERSION", "NODE_ENV"}
+var allowedInputKeys = []string{"LDAP_URL", "PROXY_URL", "PATH_PREFIX", "ENVIRONMENT", "MY_HTTP_PROXY", "PYTHON_VERSION", "NODE_ENV",
+	"GITHUB_TOKEN", "OPENAI_API_KEY", "AWS_REGION", "CUDA_HOME", "DOTNETCORE", "JAVA_HOME"}
 
 func reservedInputKeyCases(kind, field string, withKey func(string) objectFactory) []invalidCase {
 	var out []invalidCase

@@ -61,19 +61,19 @@ type AgentTaskSpec struct {
 	Args []string `json:"args,omitempty"`
 	// Input is passed to the agent as environment variables, one per key,
 	// verbatim: "$(NAME)" in a value is not expanded. Keys are
-	// environment variable names; names that change how the agent's process
-	// loads code, resolves names, trusts certificates or routes traffic are
-	// refused, in any letter case: LD_*, DYLD_*, BASH_FUNC_*, KUBERNETES_*,
-	// GLIBC_TUNABLES, MALLOC_*, the proxy variables (HTTP_PROXY, HTTPS_PROXY,
-	// ALL_PROXY, NO_PROXY, FTP_PROXY, GRPC_PROXY), the TLS trust variables
-	// (SSL_CERT_FILE, SSL_CERT_DIR, REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE,
-	// NODE_EXTRA_CA_CERTS, NODE_TLS_REJECT_UNAUTHORIZED, PYTHONHTTPSVERIFY), the
-	// resolver's (HOSTALIASES, LOCALDOMAIN, RES_OPTIONS, RESOLV_HOST_CONF), the
-	// loaders of interpreters and runtimes (PATH, PYTHONPATH, PYTHONHOME,
-	// PYTHONSTARTUP, PERL5LIB, PERL5OPT, PERLLIB, RUBYLIB, RUBYOPT, NODE_OPTIONS,
-	// NODE_PATH, JAVA_TOOL_OPTIONS, _JAVA_OPTIONS, JDK_JAVA_OPTIONS, CLASSPATH,
-	// GODEBUG, GCONV_PATH, NLSPATH, LOCPATH) and the shell's (BASH_ENV, ENV,
-	// SHELLOPTS, BASHOPTS, PS4, IFS).
+	// environment variable names (letters, digits and '_'); names that
+	// change how the agent's process loads code, resolves names, trusts
+	// certificates, routes traffic or which devices it sees are refused, in
+	// any letter case: loaders (LD_*, DYLD_*, MALLOC_*, BASH_FUNC_*,
+	// GLIBC_TUNABLES, PATH, ...), shell hooks (BASH_ENV, ENV, PS4, IFS, ...),
+	// runtime hooks (DOTNET_*, CORECLR_*, GIT_*, PYTHONPATH, NODE_OPTIONS,
+	// JAVA_OPTS, JAVA_TOOL_OPTIONS, CLASSPATH, GODEBUG, ...), the resolver's
+	// (HOSTALIASES, RES_OPTIONS, ...), proxies (HTTP_PROXY, ALL_PROXY, ...),
+	// TLS trust (OPENSSL_*, SSL_CERT_FILE, REQUESTS_CA_BUNDLE, ...), key logs
+	// (SSLKEYLOGFILE), endpoint overrides (AWS_ENDPOINT_URL*, OTEL_EXPORTER_*,
+	// OPENAI_BASE_URL, PIP_INDEX_URL, KUBECONFIG, ...), GPU visibility
+	// (NVIDIA_*, CUDA_VISIBLE_DEVICES, ...) and KUBERNETES_*. The README's
+	// "Refused environment names" lists every one.
 	// In all, keys and values hold at most 262144 bytes, each value at most 32768.
 	// +optional
 	Input TaskInput `json:"input,omitempty"`

@@ -47,13 +47,23 @@ type AgentPodApplyConfiguration struct {
 	// name must follow the rules of input keys and not repeat an input key
 	// or env name, or the task does not start (reason SecretKeyRefused,
 	// until the Secret is fixed or the start timeout passes). The keys are
-	// checked when the Job is created.
+	// checked when the Job is created, and the Job gets one secretKeyRef
+	// per key checked: a key added to the Secret later never reaches the
+	// agent.
 	EnvFrom []SecretEnvFromSourceApplyConfiguration `json:"envFrom,omitempty"`
-	// NodeSelector must match a node's labels for the agent's pod to run there.
+	// NodeSelector must match a node's labels for the agent's pod to run
+	// there. Only keys the platform allows (allowedNodeLabels of the tasks
+	// manager's --pod-defaults) may be used, else the task fails with reason
+	// PlacementNotAllowed, as for the other placement fields.
 	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
-	// Tolerations let the agent's pod run on nodes with matching taints.
+	// Tolerations let the agent's pod run on nodes with matching taints:
+	// only within the platform's allowedTolerations.
 	Tolerations []v1.Toleration `json:"tolerations,omitempty"`
-	// Affinity is the pod's node and pod (anti-)affinity.
+	// Affinity is the pod's node and pod (anti-)affinity. Node affinity may
+	// use only allowed node labels; pod (anti-)affinity terms only the
+	// task's own namespace and topology key kubernetes.io/hostname (or keys
+	// the platform allows), and each is narrowed to the pods of the task's
+	// own user.
 	Affinity *v1.Affinity `json:"affinity,omitempty"`
 	// PriorityClassName is the PriorityClass of the agent's pod: one the
 	// platform allows tasks to choose (allowedPriorityClasses of the tasks
@@ -61,10 +71,11 @@ type AgentPodApplyConfiguration struct {
 	// PriorityClassNotAllowed.
 	PriorityClassName *string `json:"priorityClassName,omitempty"`
 	// RuntimeClassName is the RuntimeClass the agent's pod runs with, e.g. a
-	// sandboxed runtime such as gVisor for untrusted agent code.
+	// sandboxed runtime such as gVisor for untrusted agent code: only one
+	// the platform allows (allowedRuntimeClasses).
 	RuntimeClassName *string `json:"runtimeClassName,omitempty"`
-	// PodMetadata are labels and annotations added to the agent's pod, for
-	// the platform's own tools.
+	// PodMetadata are labels and annotations added to the agent's pod:
+	// keys under user.opsnorth.io/ and the prefixes the platform allows.
 	PodMetadata *PodMetadataApplyConfiguration `json:"podMetadata,omitempty"`
 	// QueueName is the Kueue LocalQueue (in the task's namespace) that
 	// admits the agent: its Job is created suspended with the

@@ -22,8 +22,12 @@ package v1alpha1
 // with apply.
 //
 // PodMetadata are labels and annotations for the agent's pod. Keys in the
-// kubernetes.io, k8s.io and opsnorth.io prefixes (and their subdomains)
-// are refused: they belong to Kubernetes and to this manager.
+// kubernetes.io, k8s.io and opsnorth.io prefixes (and their subdomains,
+// but for user.opsnorth.io/) are refused: they belong to Kubernetes and to
+// this manager. The tasks manager allows only keys under user.opsnorth.io/
+// and the prefixes the platform's --pod-defaults add; other keys fail the
+// task with reason PodMetadataNotAllowed, as do label keys the platform's
+// NetworkPolicies select on.
 type PodMetadataApplyConfiguration struct {
 	// Labels are added to the pod's labels.
 	Labels map[string]string `json:"labels,omitempty"`
