@@ -18778,7 +18778,7 @@ func schema_scheduler_apis_scheduler_v1alpha1_AgentPod(ref common.ReferenceCallb
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "EnvFrom makes every key of a Secret an environment variable, in the shape of a container's envFrom with secretRef, optionally with a prefix. The same Secrets can be read as through env; each resulting name must follow the rules of input keys and not repeat an input key or env name, or the task does not start (reason SecretKeyRefused, until the Secret is fixed or the start timeout passes). The keys are checked when the Job is created, and the Job gets one secretKeyRef per key checked: a key added to the Secret later never reaches the agent.",
+							Description: "EnvFrom makes every key of a Secret an environment variable, in the shape of a container's envFrom with secretRef, optionally with a prefix. The same Secrets can be read as through env; each resulting name must follow the rules of input keys and not repeat an input key or env name, or the task does not start (reason SecretKeyRefused, until the Secret is fixed or the start timeout passes). The keys are checked when the Job is created, and the Job gets one secretKeyRef per key checked: a key added to the Secret later never reaches the agent. At most 256 variables in all come from envFrom (else SecretKeyRefused).",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
@@ -19147,7 +19147,7 @@ func schema_scheduler_apis_scheduler_v1alpha1_AgentTaskSpec(ref common.Reference
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "EnvFrom makes every key of a Secret an environment variable, in the shape of a container's envFrom with secretRef, optionally with a prefix. The same Secrets can be read as through env; each resulting name must follow the rules of input keys and not repeat an input key or env name, or the task does not start (reason SecretKeyRefused, until the Secret is fixed or the start timeout passes). The keys are checked when the Job is created, and the Job gets one secretKeyRef per key checked: a key added to the Secret later never reaches the agent.",
+							Description: "EnvFrom makes every key of a Secret an environment variable, in the shape of a container's envFrom with secretRef, optionally with a prefix. The same Secrets can be read as through env; each resulting name must follow the rules of input keys and not repeat an input key or env name, or the task does not start (reason SecretKeyRefused, until the Secret is fixed or the start timeout passes). The keys are checked when the Job is created, and the Job gets one secretKeyRef per key checked: a key added to the Secret later never reaches the agent. At most 256 variables in all come from envFrom (else SecretKeyRefused).",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
@@ -21743,7 +21743,7 @@ func schema_scheduler_apis_scheduler_v1alpha1_WorkflowStep(ref common.ReferenceC
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "EnvFrom makes every key of a Secret an environment variable, in the shape of a container's envFrom with secretRef, optionally with a prefix. The same Secrets can be read as through env; each resulting name must follow the rules of input keys and not repeat an input key or env name, or the task does not start (reason SecretKeyRefused, until the Secret is fixed or the start timeout passes). The keys are checked when the Job is created, and the Job gets one secretKeyRef per key checked: a key added to the Secret later never reaches the agent.",
+							Description: "EnvFrom makes every key of a Secret an environment variable, in the shape of a container's envFrom with secretRef, optionally with a prefix. The same Secrets can be read as through env; each resulting name must follow the rules of input keys and not repeat an input key or env name, or the task does not start (reason SecretKeyRefused, until the Secret is fixed or the start timeout passes). The keys are checked when the Job is created, and the Job gets one secretKeyRef per key checked: a key added to the Secret later never reaches the agent. At most 256 variables in all come from envFrom (else SecretKeyRefused).",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{

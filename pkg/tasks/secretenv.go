@@ -136,7 +136,28 @@ func (r *Reconciler) checkSecretKeys(ctx context.Context, task *v1alpha1.AgentTa
 			return nil, &referenceProblem{Reason: ReasonSecretKeyRefused, Wait: true, Kind: "Secret", Message: msg}, nil
 		}
 	}
+	if msg := envFromCountProblem(task.Spec.EnvFrom, keysOf); msg != "" {
+		return nil, &referenceProblem{Reason: ReasonSecretKeyRefused, Wait: true, Kind: "Secret", Message: msg}, nil
+	}
 	return keysOf, nil, nil
+}
+
+// maxEnvFromVars bounds the variables envFrom may make: each becomes a
+// secretKeyRef in the Job, and a Secret holds up to 1 MiB of keys.
+const maxEnvFromVars = 256
+
+// envFromCountProblem says why the Secrets of from, with their checked
+// keys, make too many variables; "" when they do not.
+func envFromCountProblem(from []v1alpha1.SecretEnvFromSource, keys SecretKeys) string {
+	n := 0
+	for _, f := range from {
+		n += len(keys[f.SecretRef.Name])
+	}
+	if n <= maxEnvFromVars {
+		return ""
+	}
+	return fmt.Sprintf("spec.envFrom: its Secrets make %d environment variables, more than the %d a task may read this way: use env for the keys the agent needs",
+		n, maxEnvFromVars)
 }
 
 // secretKeys reads the Secret ref names and returns its key names, sorted.

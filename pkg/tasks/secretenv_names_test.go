@@ -1,6 +1,7 @@
 package tasks
 
 import (
+	"fmt"
 	"os"
 	"regexp"
 	"slices"
@@ -259,4 +260,18 @@ func walkRules(s *apiextensionsv1.JSONSchemaProps, path string, visit func(strin
 	if s.AdditionalProperties != nil {
 		walkRules(s.AdditionalProperties.Schema, path+"{}", visit)
 	}
+}
+
+// TestEnvFromCountProblem: envFrom may make at most maxEnvFromVars
+// variables in all, each Secret counted once per entry that reads it.
+func TestEnvFromCountProblem(t *testing.T) {
+	many := make([]string, maxEnvFromVars)
+	for i := range many {
+		many[i] = fmt.Sprintf("K%d", i)
+	}
+	keys := SecretKeys{"big": many, "one": {"X"}}
+	assert.Empty(t, envFromCountProblem([]v1alpha1.SecretEnvFromSource{envFrom("", "big")}, keys), "at the bound")
+	assert.Empty(t, envFromCountProblem(nil, keys))
+	assert.Equal(t, "spec.envFrom: its Secrets make 257 environment variables, more than the 256 a task may read this way: use env for the keys the agent needs",
+		envFromCountProblem([]v1alpha1.SecretEnvFromSource{envFrom("", "big"), envFrom("P_", "one")}, keys))
 }

@@ -32,7 +32,8 @@ type AgentPod struct {
 	// until the Secret is fixed or the start timeout passes). The keys are
 	// checked when the Job is created, and the Job gets one secretKeyRef
 	// per key checked: a key added to the Secret later never reaches the
-	// agent.
+	// agent. At most 256 variables in all come from envFrom (else
+	// SecretKeyRefused).
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=16

@@ -49,7 +49,8 @@ type AgentPodApplyConfiguration struct {
 	// until the Secret is fixed or the start timeout passes). The keys are
 	// checked when the Job is created, and the Job gets one secretKeyRef
 	// per key checked: a key added to the Secret later never reaches the
-	// agent.
+	// agent. At most 256 variables in all come from envFrom (else
+	// SecretKeyRefused).
 	EnvFrom []SecretEnvFromSourceApplyConfiguration `json:"envFrom,omitempty"`
 	// NodeSelector must match a node's labels for the agent's pod to run
 	// there. Only keys the platform allows (allowedNodeLabels of the tasks
