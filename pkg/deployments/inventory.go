@@ -3,112 +3,193 @@ package deployments
 import (
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"opsnorth.io/scheduler/pkg/deployments/inventory"
 	"opsnorth.io/scheduler/pkg/deployments/render"
+	"opsnorth.io/scheduler/pkg/labelkeys"
 )
 
-// inventorySettle is how long a release waits for counted objects to go
-// before it calls them someone else's: the Secrets of the app's
-// ExternalSecrets go by garbage collection, and the quota counts them down
-// after that.
+// inventorySettle is how long a release waits for objects on their way out
+// before it judges them: orphans the garbage collector removes, objects
+// whose owner is being deleted, and the counts of Secrets, which the quota
+// counts down after the garbage collector deleted the app's.
 var inventorySettle = 15 * time.Second
 
-// inventoryFresh is how soon after its namespace an inventory quota must
-// exist for a count it has not computed yet to mean zero (quota admission
-// refuses every create of a kind whose count is not computed).
-const inventoryFresh = 30 * time.Second
+// kindsTTL is how long an inventory that waits trusts its discovery of the
+// API's kinds; one that lets a namespace go discovers them afresh.
+const kindsTTL = 30 * time.Second
 
-// takeInventory says what in the namespace the manager did not create, or
-// keeps (retained claims): "" when the namespace holds nothing but the
-// manager's own objects and may go. Kinds the manager may list are listed;
-// the others (Secrets among them) are counted by the inventory quota.
+// inventoryWorkers bounds the lists one inventory runs at a time.
+const inventoryWorkers = 4
+
+// takeInventory says what in the namespace keeps it: objects the manager
+// did not create, its retained claims, kinds it may not list. "" when the
+// namespace holds nothing but the manager's own objects and may go. Every
+// namespaced kind the API serves is listed (metadata only); Secrets, which
+// the manager may not list, are counted by the inventory quota.
 func (r *Reconciler) takeInventory(ctx context.Context, userID string, ns *metav1.PartialObjectMetadata) (string, error) {
-	var foreign, retained []string
-	for _, gvk := range r.appKinds() {
-		objs, err := r.liveList(ctx, gvk, ns.Name, labels.Everything())
-		if err != nil {
-			return "", err
+	if waiting, err := r.stillSettling(ctx, userID, ns); err != nil || waiting {
+		if err == nil {
+			err = &waitingError{what: "what settles in namespace " + ns.Name + " to go", reason: ReasonTakingInventory}
 		}
-		for _, o := range objs {
-			switch {
-			case o.DeletionTimestamp != nil, len(o.OwnerReferences) > 0,
-				gvk == render.GVKConfigMap && o.Name == "kube-root-ca.crt":
-				// Going, going with its owner, or the cluster's own.
-			case o.Annotations[render.AnnotationUserDeployment] == "":
-				foreign = append(foreign, gvk.Kind+" "+o.Name)
-			case gvk == render.GVKPVC:
-				retained = append(retained, o.Name)
-			}
-		}
+		return "", err
 	}
-	counted, err := r.countForeign(ctx, userID, ns)
+	kinds, err := r.kinds.Get(kindsTTL)
+	if err != nil {
+		return "", &waitingError{what: "the API's kinds to be known (" + err.Error() + ")", reason: ReasonTakingInventory}
+	}
+	kept, err := r.judgeNamespace(ctx, userID, ns, kinds)
+	if err != nil || kept != "" {
+		return kept, err
+	}
+	// Letting it go: a kind added since the discovery above must be listed.
+	fresh, err := r.kinds.Get(0)
+	if err != nil {
+		return "", &waitingError{what: "the API's kinds to be known (" + err.Error() + ")", reason: ReasonTakingInventory}
+	}
+	if !slices.Equal(fresh, kinds) {
+		return r.judgeNamespace(ctx, userID, ns, fresh)
+	}
+	return "", nil
+}
+
+// judgeNamespace lists kinds in the namespace and says what keeps it.
+func (r *Reconciler) judgeNamespace(ctx context.Context, userID string, ns *metav1.PartialObjectMetadata, kinds []inventory.Kind) (string, error) {
+	objs, listed, unlisted, err := r.listAll(ctx, kinds, ns.Name)
 	if err != nil {
 		return "", err
 	}
-	foreign = append(foreign, counted...)
-	var parts []string
-	if len(foreign) > 0 {
-		parts = append(parts, "it holds objects the manager did not create: "+strings.Join(foreign, ", "))
+	in := inventory.Input{Objects: objs, Listed: listed, Mine: managerMade(userID),
+		Deletable: func(o inventory.Object) bool { return !render.Retained(o.Meta.Annotations) }}
+	v := inventory.Judge(in)
+	counted, hidden, err := r.countHidden(ctx, userID, ns, unlisted)
+	if err != nil {
+		return "", err
 	}
-	if len(retained) > 0 {
-		parts = append(parts, "it holds retained volume claims (storage.whenDeleted: Retain): "+strings.Join(retained, ", "))
+	if unsettled := settling(v, counted); unsettled != "" {
+		if !r.waitSettling(ns.Name, v, kinds, unlisted) {
+			return "", &waitingError{what: "namespace " + ns.Name + " to settle (" + unsettled + ")", reason: ReasonTakingInventory}
+		}
+		in.Settled = true
+		v = inventory.Judge(in)
+	}
+	r.settling.Delete(ns.Name)
+	var parts []string
+	if len(v.Foreign) > 0 || len(counted) > 0 {
+		held := inventory.Describe(v.Foreign)
+		if len(counted) > 0 {
+			held = strings.TrimPrefix(held+", "+strings.Join(counted, ", "), ", ")
+		}
+		parts = append(parts, "it holds objects the manager did not create: "+held)
+	}
+	if len(v.Claims) > 0 {
+		names := make([]string, len(v.Claims))
+		for i, c := range v.Claims {
+			names[i] = c.Meta.Name
+		}
+		parts = append(parts, "it holds retained volume claims (storage.whenDeleted: Retain): "+strings.Join(names, ", "))
+	}
+	if len(hidden) > 0 {
+		parts = append(parts, "the manager may not list "+strings.Join(hidden, ", ")+", so it cannot tell whose they are")
 	}
 	return strings.Join(parts, "; "), nil
 }
 
-// countForeign reads the inventory quota's counts above the cluster's
-// baseline, waiting (inventorySettle) for counts that may still fall.
-func (r *Reconciler) countForeign(ctx context.Context, userID string, ns *metav1.PartialObjectMetadata) ([]string, error) {
-	u, err := r.reader.Get(render.GVKResourceQuota, ns.Name, render.InventoryName)
-	if err != nil {
+// settling names what may still go by itself; "" when nothing.
+func settling(v inventory.Verdict, counted []string) string {
+	var out []string
+	if len(v.Orphans) > 0 {
+		out = append(out, "objects whose owners are gone: "+inventory.Names(v.Orphans))
+	}
+	if len(v.Pending) > 0 {
+		out = append(out, "objects whose owners are being deleted: "+inventory.Names(v.Pending))
+	}
+	if len(counted) > 0 {
+		out = append(out, "counted: "+strings.Join(counted, ", "))
+	}
+	return strings.Join(out, "; ")
+}
+
+// managerMade says whether an object without owners is the manager's: a
+// child of one of its apps, the user's quotas and limit range, or what the
+// cluster puts in every namespace.
+func managerMade(userID string) func(inventory.Object) bool {
+	return func(o inventory.Object) bool {
+		core := o.GVK.Group == ""
+		switch {
+		case o.Meta.Annotations[render.AnnotationUserDeployment] != "":
+			return true
+		case core && o.GVK.Kind == "ConfigMap" && o.Meta.Name == "kube-root-ca.crt",
+			core && o.GVK.Kind == "ServiceAccount" && o.Meta.Name == "default":
+			return true
+		case core && (o.GVK.Kind == "ResourceQuota" || o.GVK.Kind == "LimitRange"):
+			return o.Meta.Labels[labelkeys.ManagedBy] == labelkeys.ManagedByValue && o.Meta.Labels[labelkeys.User] == userID
+		}
+		return false
+	}
+}
+
+// listAll lists every kind in namespace, a few at a time. Kinds the
+// manager may not list are returned as hidden; kinds gone since discovery
+// hold nothing.
+func (r *Reconciler) listAll(ctx context.Context, kinds []inventory.Kind, namespace string) ([]inventory.Object, map[schema.GroupKind]bool, []inventory.Kind, error) {
+	var (
+		mu     sync.Mutex
+		objs   []inventory.Object
+		hidden []inventory.Kind
+		errs   []error
+		wg     sync.WaitGroup
+	)
+	listed := map[schema.GroupKind]bool{}
+	next := make(chan inventory.Kind)
+	for range inventoryWorkers {
+		wg.Go(func() {
+			for k := range next {
+				items, err := r.listMeta(ctx, k.GVK, namespace)
+				mu.Lock()
+				switch {
+				case apierrors.IsForbidden(err):
+					hidden = append(hidden, k)
+				case meta.IsNoMatchError(err) || apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err):
+				case err != nil:
+					errs = append(errs, fmt.Errorf("list %s in %s: %w", k, namespace, err))
+				default:
+					listed[k.GVK.GroupKind()] = true
+					for _, it := range items {
+						objs = append(objs, inventory.Object{GVK: k.GVK, Meta: it.ObjectMeta})
+					}
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	for _, k := range kinds {
+		next <- k
+	}
+	close(next)
+	wg.Wait()
+	if len(errs) > 0 {
+		return nil, nil, nil, errs[0]
+	}
+	slices.SortFunc(hidden, func(a, b inventory.Kind) int { return strings.Compare(a.String(), b.String()) })
+	return objs, listed, hidden, nil
+}
+
+func (r *Reconciler) listMeta(ctx context.Context, gvk schema.GroupVersionKind, namespace string) ([]metav1.PartialObjectMetadata, error) {
+	var list metav1.PartialObjectMetadataList
+	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+	if err := r.apiReader.List(ctx, &list, client.InNamespace(namespace)); err != nil {
 		return nil, err
 	}
-	if u == nil {
-		// A sibling release that deleted the namespace removes its
-		// inventory too: then there is nothing left to count.
-		live, err := r.liveNamespace(ctx, ns.Name)
-		if err != nil || live == nil || live.DeletionTimestamp != nil {
-			return nil, err
-		}
-		// Created before the inventory existed: count from now on.
-		if _, err := r.apply.apply(ctx, render.Inventory(ns.Name, userID), ""); err != nil {
-			return nil, err
-		}
-		return nil, &waitingError{what: "the new inventory quota of namespace " + ns.Name + " to count its objects", reason: ReasonTakingInventory}
-	}
-	var q corev1.ResourceQuota
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &q); err != nil {
-		return nil, fmt.Errorf("read quota %s/%s: %w", ns.Name, render.InventoryName, err)
-	}
-	fresh := q.CreationTimestamp.Sub(ns.CreationTimestamp.Time) < inventoryFresh
-	var out []string
-	for _, name := range slices.Sorted(maps.Keys(render.InventoryCounts)) {
-		c := render.InventoryCounts[name]
-		used, ok := q.Status.Used[name]
-		if !ok && !fresh {
-			return nil, &waitingError{what: "the inventory quota of namespace " + ns.Name + " to count " + c.Kind + "s", reason: ReasonTakingInventory}
-		}
-		if n := used.Value() - c.Baseline; n > 0 {
-			out = append(out, fmt.Sprintf("%d %s", n, c.Kind))
-		}
-	}
-	if len(out) == 0 {
-		r.settling.Delete(ns.Name)
-		return nil, nil
-	}
-	first, _ := r.settling.LoadOrStore(ns.Name, r.now())
-	if r.now().Sub(first.(time.Time)) < inventorySettle {
-		return nil, &waitingError{what: "the counts of namespace " + ns.Name + " to settle before keeping it for them (" + strings.Join(out, ", ") + ")",
-			reason: ReasonTakingInventory}
-	}
-	return out, nil
+	return list.Items, nil
 }

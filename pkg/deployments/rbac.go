@@ -25,4 +25,14 @@ package deployments
 // +kubebuilder:rbac:groups=external-secrets.io,resources=externalsecrets,verbs=list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=monitoring.coreos.com,resources=servicemonitors,verbs=list;watch;create;patch;delete
 // +kubebuilder:rbac:groups="",resources=pods;events,verbs=list;watch
+//
+// The inventory (inventory.go) lists, metadata only, every namespaced kind
+// in a namespace it may delete: the core kinds but Secrets (counted by
+// quota instead), every kind of the built-in groups and of the peers it
+// knows. A platform lets it see further kinds through the aggregated
+// ClusterRole opsnorth-scheduler-deployments-inventory; a kind it may not
+// list keeps the namespace.
+//
+// +kubebuilder:rbac:groups="",resources=serviceaccounts;replicationcontrollers;podtemplates,verbs=list
+// +kubebuilder:rbac:groups=apps;batch;autoscaling;policy;networking.k8s.io;discovery.k8s.io;coordination.k8s.io;rbac.authorization.k8s.io;storage.k8s.io;resource.k8s.io;certificates.k8s.io;scheduling.k8s.io;scheduler.opsnorth.io;ossa.ai;traefik.io;traefik.containo.us;external-secrets.io;generators.external-secrets.io;monitoring.coreos.com;kueue.x-k8s.io;cert-manager.io;acme.cert-manager.io;autoscaling.k8s.io;snapshot.storage.k8s.io,resources=*,verbs=list
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch

@@ -96,6 +96,10 @@ func permissions(t *testing.T, obj *unstructured.Unstructured) []string {
 			}
 		}
 	}
+	if role.AggregationRule != nil {
+		// Its rules are what the aggregation controller gathers.
+		return []string{fmt.Sprintf("aggregates %v", role.AggregationRule.ClusterRoleSelectors)}
+	}
 	require.NotEmpty(t, set, "%s grants nothing", key(obj))
 	return slices.Sorted(maps.Keys(set))
 }

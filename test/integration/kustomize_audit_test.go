@@ -27,9 +27,13 @@ func assertKinds(t *testing.T, objs []*unstructured.Unstructured, shared map[str
 	t.Helper()
 	count := map[string]int{}
 	for _, obj := range objs {
-		if !isUserRole(obj) { // counted by the caller as shared
+		if !isUserRole(obj) && obj.GetName() != inventoryRole { // counted by the caller as shared; checked below
 			count[obj.GetKind()]++
 		}
+	}
+	if slices.Contains(components, "deployments") {
+		assert.NotNil(t, find(objs, "ClusterRole", inventoryRole), "the deployments inventory's aggregated ClusterRole")
+		assert.NotNil(t, find(objs, "ClusterRoleBinding", inventoryRole), "and its binding")
 	}
 	count["UserRole"] = len(slices.DeleteFunc(slices.Clone(objs), func(o *unstructured.Unstructured) bool { return !isUserRole(o) }))
 	for kind, n := range shared {
@@ -47,9 +51,15 @@ func assertKinds(t *testing.T, objs []*unstructured.Unstructured, shared map[str
 	}
 }
 
-// assertLeastPrivilege refuses wildcards anywhere, and any cluster-wide
-// secret verb but get: a manager that serves every tenant namespace reads the
-// Secrets a task names, by name, and can never enumerate them.
+// inventoryRole is the aggregated ClusterRole through which a platform lets
+// the deployments manager's inventory list further kinds.
+const inventoryRole = "opsnorth-scheduler-deployments-inventory"
+
+// assertLeastPrivilege refuses wildcards anywhere (but every resource of a
+// named group other than the core one, to list, which the deployments
+// inventory needs), and any cluster-wide secret verb but get: a manager that
+// serves every tenant namespace reads the Secrets a task names, by name, and
+// can never enumerate them.
 func assertLeastPrivilege(t *testing.T, obj *unstructured.Unstructured) {
 	t.Helper()
 	if obj.GetKind() != "ClusterRole" && obj.GetKind() != "Role" {
@@ -58,7 +68,11 @@ func assertLeastPrivilege(t *testing.T, obj *unstructured.Unstructured) {
 	var role rbacv1.ClusterRole // Role and ClusterRole share the rules' shape
 	require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &role))
 	for _, rule := range role.Rules {
-		for _, field := range [][]string{rule.Verbs, rule.Resources, rule.APIGroups} {
+		fields := [][]string{rule.Verbs, rule.Resources, rule.APIGroups}
+		if slices.Equal(rule.Verbs, []string{"list"}) && !slices.Contains(rule.APIGroups, "") {
+			fields = [][]string{rule.Verbs, rule.APIGroups}
+		}
+		for _, field := range fields {
 			assert.NotContains(t, field, "*", "%s %s has a wildcard: %+v", obj.GetKind(), obj.GetName(), rule)
 		}
 		if obj.GetKind() == "ClusterRole" && slices.Contains(rule.APIGroups, "") && slices.Contains(rule.Resources, "secrets") {
@@ -97,6 +111,11 @@ func assertOnlyDeclaredPermissions(t *testing.T, obj *unstructured.Unstructured,
 				assert.Contains(t, []string{"leases", "events"}, res, "leader-election role %s grants %s", obj.GetName(), res)
 			}
 		}
+		return
+	}
+	if obj.GetName() == inventoryRole {
+		assert.NotNil(t, role.AggregationRule, "%s aggregates", inventoryRole)
+		assert.Empty(t, role.Rules, "%s grants only what the platform aggregates into it", inventoryRole)
 		return
 	}
 	if isUserRole(obj) {

@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 
@@ -109,23 +110,34 @@ const InventoryName = "opsnorth-inventory"
 // InventoryCounts are the object counts the inventory quota keeps, with the
 // kind each counts and how many of them the cluster itself leaves in every
 // namespace (the default ServiceAccount). The manager reads no Secret: the
-// API server's quota admission counts them.
+// API server's quota admission counts them. The other counts serve where
+// the platform withholds list rights on their kinds.
 var InventoryCounts = map[corev1.ResourceName]InventoryCount{
 	"count/secrets":                                {Kind: "Secret"},
 	"count/serviceaccounts":                        {Kind: "ServiceAccount", Baseline: 1},
-	"count/statefulsets.apps":                      {Kind: "StatefulSet"},
-	"count/daemonsets.apps":                        {Kind: "DaemonSet"},
-	"count/jobs.batch":                             {Kind: "Job"},
-	"count/cronjobs.batch":                         {Kind: "CronJob"},
-	"count/roles.rbac.authorization.k8s.io":        {Kind: "Role"},
-	"count/rolebindings.rbac.authorization.k8s.io": {Kind: "RoleBinding"},
+	"count/statefulsets.apps":                      {Group: "apps", Kind: "StatefulSet"},
+	"count/daemonsets.apps":                        {Group: "apps", Kind: "DaemonSet"},
+	"count/jobs.batch":                             {Group: "batch", Kind: "Job"},
+	"count/cronjobs.batch":                         {Group: "batch", Kind: "CronJob"},
+	"count/roles.rbac.authorization.k8s.io":        {Group: "rbac.authorization.k8s.io", Kind: "Role"},
+	"count/rolebindings.rbac.authorization.k8s.io": {Group: "rbac.authorization.k8s.io", Kind: "RoleBinding"},
 }
 
 // InventoryCount is one kind the inventory quota counts.
 type InventoryCount struct {
-	Kind string
+	Group, Kind string
 	// Baseline is how many the cluster creates by itself.
 	Baseline int64
+}
+
+// InventoryCountOf is the inventory quota's count of a kind, if it keeps one.
+func InventoryCountOf(gk schema.GroupKind) (corev1.ResourceName, InventoryCount, bool) {
+	for name, c := range InventoryCounts {
+		if c.Group == gk.Group && c.Kind == gk.Kind {
+			return name, c, true
+		}
+	}
+	return "", InventoryCount{}, false
 }
 
 // inventoryCeiling is the inventory quota's hard count of every kind: it
