@@ -108,24 +108,24 @@ func TestDependsOn(t *testing.T) {
 	userNS := "user-" + user
 
 	front := rawUD(ns, "front", user)
-	front.Spec.DependsOn = []string{"api"}
+	front.Spec.DependsOn = []string{"orders"}
 	require.NoError(t, c.Create(ctx, front))
 	got := waitPhase(t, c, ns, "front", v1alpha1.PhasePending)
-	assert.Equal(t, "False/DependenciesNotReady: waiting for api to be ready", condition(got, "DependenciesReady"))
+	assert.Equal(t, "False/DependenciesNotReady: waiting for orders to be ready", condition(got, "DependenciesReady"))
 
-	require.NoError(t, c.Create(ctx, rawUD(ns, "api", user)))
-	waitPhase(t, c, ns, "api", v1alpha1.PhaseProvisioning)
-	// api's status write is what reconciles front again, after the test saw
+	require.NoError(t, c.Create(ctx, rawUD(ns, "orders", user)))
+	waitPhase(t, c, ns, "orders", v1alpha1.PhaseProvisioning)
+	// orders' status write is what reconciles front again, after the test saw
 	// it: watch that front still waits.
 	assert.Never(t, func() bool {
 		err := c.Get(ctx, client.ObjectKey{Namespace: userNS, Name: "front-app"}, &appsv1.Deployment{})
 		return !apierrors.IsNotFound(err)
-	}, settle, 100*time.Millisecond, "front waits for api")
+	}, settle, 100*time.Millisecond, "front waits for orders")
 	err := c.Get(ctx, client.ObjectKey{Namespace: userNS, Name: "front-app"}, &appsv1.Deployment{})
-	assert.True(t, apierrors.IsNotFound(err), "front waits for api: %v", err)
+	assert.True(t, apierrors.IsNotFound(err), "front waits for orders: %v", err)
 
-	markReady(t, c, userNS, ns+".api")
-	waitPhase(t, c, ns, "api", v1alpha1.PhaseReady)
+	markReady(t, c, userNS, ns+".orders")
+	waitPhase(t, c, ns, "orders", v1alpha1.PhaseReady)
 	got = waitPhase(t, c, ns, "front", v1alpha1.PhaseProvisioning)
 	assert.Equal(t, "True/DependenciesReady: all dependencies are ready", condition(got, "DependenciesReady"))
 	waitObject(t, c, render.GVKDeployment, userNS, "front-app", nil)

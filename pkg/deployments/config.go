@@ -30,6 +30,8 @@ type Config struct {
 	// DefaultMaxTier is the most generous tier of a bound namespace without
 	// a max-tier label.
 	DefaultMaxTier string
+	// ReservedHosts are the first host labels no app may take.
+	ReservedHosts []string
 }
 
 // ChildSelector matches everything the manager creates for users: it

@@ -11,11 +11,13 @@
 // from the apiserver) before the UserDeployment goes.
 //
 // Reconcile is a checklist of phases: finalizer, template (or raw image),
-// tier, dependsOn, host conflicts, namespace (labels, Pod Security
-// restricted, tier quota and limit range), children (server-side apply,
-// field owner opsnorth-scheduler-deployments, forced), pruning of children
-// no longer desired, observation of the Deployments; the status is written
-// once at the end, only when it changed.
+// tier, dependsOn, hosts (reserved first labels refused, each host claimed
+// with a Lease the API server admits once: hostclaims.go), namespace
+// (labels, Pod Security restricted, tier quota and limit range), children
+// (server-side apply, field owner opsnorth-scheduler-deployments, forced),
+// pruning of children no longer desired and then of their hosts' claims,
+// observation of the Deployments; the status is written once at the end,
+// only when it changed.
 //
 // A rollout that does not finish names what blocks it, per service, in
 // the Ready condition's reason and message (blocked.go, the pods' causes

@@ -3,13 +3,17 @@ package deployments_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -19,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/rand"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
@@ -36,11 +41,31 @@ const domain = "apps.example.com"
 
 // startManager runs the deployments manager in-process as its binary runs
 // (testkit.StartManager) as the identity of base, reconciling the
-// UserDeployments of namespace, with args.
+// UserDeployments of namespace (a comma-separated list), with args.
 func startManager(t *testing.T, base *rest.Config, namespace string, args ...string) *testkit.Manager {
 	t.Helper()
+	releaseHostsAtEnd(t, strings.Split(namespace, ","))
 	return testkit.StartManager(t, base, deployments.NewComponent(),
 		append([]string{"--deployment-domain=" + domain, "--watch-namespace=" + namespace}, args...)...)
+}
+
+// releaseHostsAtEnd deletes the host claims of the apps of namespaces once
+// the test's managers stopped: the tests share one API server and reuse app
+// names, and a test's apps outlive it.
+func releaseHostsAtEnd(t *testing.T, namespaces []string) {
+	t.Helper()
+	c := newClient(t)
+	t.Cleanup(func() {
+		var claims coordinationv1.LeaseList
+		require.NoError(t, c.List(context.Background(), &claims, client.InNamespace(testkit.ManagerNamespace),
+			client.MatchingLabels{labelkeys.HostClaim: labelkeys.HostClaimValue}))
+		for i := range claims.Items {
+			holder, _, _ := strings.Cut(ptr.Deref(claims.Items[i].Spec.HolderIdentity, ""), "/")
+			if slices.Contains(namespaces, holder) {
+				require.NoError(t, client.IgnoreNotFound(c.Delete(context.Background(), &claims.Items[i])))
+			}
+		}
+	})
 }
 
 // settle is how long a test keeps watching for something that must not
@@ -55,6 +80,7 @@ func newClient(t *testing.T) client.Client {
 	scheme := runtime.NewScheme()
 	require.NoError(t, clientgoscheme.AddToScheme(scheme))
 	require.NoError(t, v1alpha1.AddToScheme(scheme))
+	require.NoError(t, apiextensionsv1.AddToScheme(scheme))
 	c, err := client.New(env.Config, client.Options{Scheme: scheme})
 	require.NoError(t, err)
 	return c

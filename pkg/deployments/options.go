@@ -3,6 +3,7 @@ package deployments
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -49,6 +50,8 @@ type Options struct {
 	// IngressControllerNamespace is where the ingress controller runs; the
 	// NetworkPolicies admit traffic from it.
 	IngressControllerNamespace string
+	// ReservedHosts are the first host labels no app may take.
+	ReservedHosts manager.Labels
 
 	tiers tiers.Config
 }
@@ -81,13 +84,17 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"Ingress class of internal hosts (<name>.int.<domain>).")
 	fs.StringVar(&o.IngressControllerNamespace, "ingress-controller-namespace", "traefik",
 		"Namespace of the ingress controller's pods; the NetworkPolicies admit traffic from it.")
+	o.ReservedHosts = slices.Clone(DefaultReservedHosts)
+	fs.Var(&o.ReservedHosts, "reserved-hosts",
+		"Comma-separated first host labels no app may take: a UserDeployment whose host (<name>.<domain>, <name>-<service>.<domain>) "+
+			"begins with one is refused (HostReserved). Empty reserves none.")
 	o.WatchNamespaces = nil
 	fs.Var(&o.WatchNamespaces, "watch-namespace",
 		"Comma-separated namespaces whose UserDeployments are reconciled; empty means all namespaces.")
 	manager.BindEnvs(fs,
 		"deployment-domain", "cluster-secret-store", "secret-key-prefix", "default-max-tier", "disable-network-policies", "namespace-prefix",
 		"tier-config", "ingress-entrypoint", "cert-resolver", "public-ingress-class",
-		"internal-ingress-class", "ingress-controller-namespace", "watch-namespace")
+		"internal-ingress-class", "ingress-controller-namespace", "watch-namespace", "reserved-hosts")
 }
 
 // Validate reports every invalid option, each error naming its flag.
@@ -147,6 +154,7 @@ func (o *Options) Config() Config {
 		NamespacePrefix: o.NamespacePrefix,
 		Tiers:           o.tiers,
 		DefaultMaxTier:  o.DefaultMaxTier,
+		ReservedHosts:   o.ReservedHosts,
 	}
 }
 
@@ -173,6 +181,7 @@ func component(o *Options) manager.Component {
 				"namespacePrefix", o.NamespacePrefix,
 				"tierConfig", o.TierConfig,
 				"defaultMaxTier", o.DefaultMaxTier,
+				"reservedHosts", o.ReservedHosts.String(),
 			}
 		},
 		Setup: manager.SetupWith(func() (Config, error) { return o.Config(), nil }, Setup),

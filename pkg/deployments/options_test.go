@@ -13,7 +13,7 @@ import (
 
 var deploymentEnv = []string{"DEPLOYMENT_DOMAIN", "CLUSTER_SECRET_STORE", "SECRET_KEY_PREFIX", "DEFAULT_MAX_TIER", "DISABLE_NETWORK_POLICIES", "WATCH_NAMESPACE",
 	"NAMESPACE_PREFIX", "TIER_CONFIG", "INGRESS_ENTRYPOINT", "CERT_RESOLVER", "PUBLIC_INGRESS_CLASS",
-	"INTERNAL_INGRESS_CLASS", "INGRESS_CONTROLLER_NAMESPACE"}
+	"INTERNAL_INGRESS_CLASS", "INGRESS_CONTROLLER_NAMESPACE", "RESERVED_HOSTS"}
 
 // defaults fills the options a case does not set with their defaults.
 func defaults(o Options) Options {
@@ -30,6 +30,9 @@ func defaults(o Options) Options {
 	set(&o.PublicIngressClass, "public")
 	set(&o.InternalIngressClass, "internal")
 	set(&o.IngressControllerNamespace, "traefik")
+	if o.ReservedHosts == nil {
+		o.ReservedHosts = manager.Labels(DefaultReservedHosts)
+	}
 	if o.tiers == nil {
 		o.tiers = tiers.Defaults()
 	}
@@ -83,6 +86,15 @@ func TestOptions(t *testing.T) {
 		{name: "secret key prefix flag wins", env: map[string]string{"SECRET_KEY_PREFIX": "/tenants/{userId}/"},
 			args: []string{"--deployment-domain=a.b", "--secret-key-prefix=kv/{userId}_"},
 			want: Options{DeploymentDomain: "a.b", ClusterSecretStore: "default", SecretKeyPrefix: "kv/{userId}_"}},
+		{name: "reserved hosts from env", env: map[string]string{"RESERVED_HOSTS": "www, shop,www"},
+			args: []string{"--deployment-domain=a.b"},
+			want: Options{DeploymentDomain: "a.b", ClusterSecretStore: "default", ReservedHosts: manager.Labels{"www", "shop"}}},
+		{name: "empty reserved hosts env reserves none", env: map[string]string{"RESERVED_HOSTS": ""},
+			args: []string{"--deployment-domain=a.b"},
+			want: Options{DeploymentDomain: "a.b", ClusterSecretStore: "default", ReservedHosts: manager.Labels{}}},
+		{name: "reserved hosts flag wins", env: map[string]string{"RESERVED_HOSTS": "www"},
+			args: []string{"--deployment-domain=a.b", "--reserved-hosts=shop"},
+			want: Options{DeploymentDomain: "a.b", ClusterSecretStore: "default", ReservedHosts: manager.Labels{"shop"}}},
 		{name: "empty bool env is unset", env: map[string]string{"DISABLE_NETWORK_POLICIES": ""},
 			args: []string{"--deployment-domain=apps.example.com"},
 			want: Options{DeploymentDomain: "apps.example.com", ClusterSecretStore: "default"}},
@@ -134,6 +146,8 @@ func TestValidation(t *testing.T) {
 			want: []string{"--tier-config: read tier config"}},
 		{name: "bad ingress namespace", args: []string{"--deployment-domain=a.b", "--ingress-controller-namespace=Bad_NS", "--ingress-entrypoint="},
 			want: []string{`--ingress-controller-namespace: invalid name "Bad_NS"`, "--ingress-entrypoint must not be empty"}},
+		{name: "reserved host not a label", args: []string{"--deployment-domain=a.b", "--reserved-hosts=www,Bad_Label"},
+			want: []string{`"--reserved-hosts"`, `invalid label "Bad_Label"`}},
 		{name: "component and common errors together", args: []string{"--kube-api-qps=0"},
 			want: []string{"--deployment-domain is required", "--kube-api-qps"}},
 	}
@@ -156,12 +170,13 @@ func TestComponent(t *testing.T) {
 	assert.Equal(t, "deployments.scheduler.opsnorth.io", c.LeaderElectionID)
 	assert.Equal(t, "opsnorth-scheduler-deployments", c.FieldOwner())
 	assert.Equal(t, []any{"deploymentDomain", "apps.example.com", "clusterSecretStore", "vault", "secretKeyPrefix", "",
-		"disableNetworkPolicies", false, "namespacePrefix", "", "tierConfig", "", "defaultMaxTier", ""}, c.LogValues())
+		"disableNetworkPolicies", false, "namespacePrefix", "", "tierConfig", "", "defaultMaxTier", "", "reservedHosts", ""}, c.LogValues())
 	require.NotNil(t, c.Setup)
 
 	o.NamespacePrefix, o.SecretKeyPrefix, o.tiers = "user", "kv/{userId}/", tiers.Defaults()
-	o.DefaultMaxTier = "pro"
+	o.DefaultMaxTier, o.ReservedHosts = "pro", manager.Labels{"www"}
 	cfg := o.Config()
+	assert.Equal(t, []string{"www"}, cfg.ReservedHosts)
 	assert.Equal(t, "kv/{userId}/", cfg.SecretKeyPrefix)
 	assert.Equal(t, "pro", cfg.DefaultMaxTier)
 	assert.Equal(t, "user", cfg.NamespacePrefix)
@@ -181,6 +196,7 @@ func TestHelp(t *testing.T) {
 		"--namespace-prefix", "(env NAMESPACE_PREFIX)", "--tier-config", "(env TIER_CONFIG)",
 		"--ingress-entrypoint", "--cert-resolver", "--public-ingress-class", "--internal-ingress-class",
 		"--ingress-controller-namespace", "(env INGRESS_CONTROLLER_NAMESPACE)",
+		"--reserved-hosts", "(env RESERVED_HOSTS)", "(default account,accounts,admin,",
 		"--metrics-bind-address", "(env MAX_CONCURRENT_RECONCILES)",
 	} {
 		assert.Contains(t, help, want)

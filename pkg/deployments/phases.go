@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -113,57 +112,6 @@ func (r *Reconciler) checkDependencies(_ context.Context, s *scope) (bool, error
 	}
 	s.setCondition(ConditionDependenciesReady, metav1.ConditionTrue, ReasonDependenciesReady, "all dependencies are ready")
 	return false, nil
-}
-
-// hostConflictRetry is how often a deployment stalled on a host another one
-// holds looks again: the holder may let go.
-const hostConflictRetry = time.Minute
-
-// checkHosts refuses hosts another deployment holds. A deployment holds a
-// host while its status lists it; when two hold one (a race), the older keeps it.
-func (r *Reconciler) checkHosts(_ context.Context, s *scope) (bool, error) {
-	hosts := render.Hosts(s.ud, s.app.Services, r.cfg.Domain)
-	held := map[string]bool{}
-	for _, i := range s.ud.Status.Ingresses {
-		held[i.Host] = true
-	}
-	var conflicts []string
-	for _, h := range hosts {
-		for _, other := range r.byIndex(indexHost, h.Host) {
-			if other.UID == s.ud.UID || releasing(other) {
-				continue
-			}
-			if !held[h.Host] || older(other, s.ud) {
-				conflicts = append(conflicts, fmt.Sprintf("%s (used by %s/%s)", h.Host, other.Namespace, other.Name))
-				break
-			}
-		}
-	}
-	if len(conflicts) > 0 {
-		msg := "host already in use: " + strings.Join(conflicts, ", ")
-		s.setCondition(ConditionIngressReady, metav1.ConditionFalse, ReasonHostConflict, msg)
-		s.fail(conditions.Stalled, ReasonHostConflict, msg)
-		s.requeue = hostConflictRetry
-		return true, nil
-	}
-	s.app.Hosts = hosts
-	msg := "no exposed service"
-	if len(hosts) > 0 {
-		msg = "serving " + hosts[0].URL
-	}
-	s.setCondition(ConditionIngressReady, metav1.ConditionTrue, ReasonHostsAssigned, msg)
-	return false, nil
-}
-
-func releasing(ud *v1alpha1.UserDeployment) bool {
-	return ud.DeletionTimestamp != nil || ud.Spec.DesiredState == v1alpha1.DesiredDeleted
-}
-
-func older(a, b *v1alpha1.UserDeployment) bool {
-	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
-		return a.CreationTimestamp.Before(&b.CreationTimestamp)
-	}
-	return render.Key(a) < render.Key(b)
 }
 
 // applyChildren applies every desired child that is not already in place.

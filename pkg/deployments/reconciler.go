@@ -21,6 +21,7 @@ import (
 	"opsnorth.io/scheduler/generated/clientset/versioned"
 	schedlisters "opsnorth.io/scheduler/generated/listers/scheduler/v1alpha1"
 	"opsnorth.io/scheduler/pkg/deployments/children"
+	"opsnorth.io/scheduler/pkg/deployments/inventory"
 	"opsnorth.io/scheduler/pkg/deployments/render"
 	"opsnorth.io/scheduler/pkg/manager"
 	"opsnorth.io/scheduler/pkg/tenancy"
@@ -36,6 +37,7 @@ type Reconciler struct {
 	reader      *children.Reader
 	deployments appslisters.DeploymentLister // the cached Deployments of reader
 	rollouts    *rollouts                    // pods, claims and claim events, for what blocks a rollout
+	claims      *hostClaims                  // who holds which host
 	// running and deleting are the reconcile's checklists (buildPhases).
 	running, deleting []manager.Phase[*scope]
 	apply             *applier
@@ -45,8 +47,10 @@ type Reconciler struct {
 	udInformers       []toolscache.SharedIndexInformer
 	templates         schedlisters.DeploymentTemplateLister
 	recorder          events.EventRecorder
-	// settling holds, by namespace, when a release first counted objects
-	// of others in it (see countForeign).
+	// kinds are the namespaced kinds an inventory lists.
+	kinds *inventory.Kinds
+	// settling holds, by namespace, when a release first saw objects in it
+	// that may still go by themselves (see takeInventory).
 	settling sync.Map
 	owner    string
 	now      func() time.Time
@@ -124,8 +128,10 @@ func (r *Reconciler) buildPhases() {
 		named("resolveTemplate", r.resolveTemplate), named("resolveTier", r.resolveTier), named("checkSecrets", r.checkSecrets),
 		named("checkDependencies", r.checkDependencies), named("checkHosts", r.checkHosts),
 		named("ensureNamespace", r.ensureNamespace), named("applyChildren", r.applyChildren),
-		named("pruneChildren", r.pruneChildren), named("observeRollout", r.observeRollout)}
-	r.deleting = []manager.Phase[*scope]{named("deleteChildren", r.deleteChildren), named("releaseNamespace", r.releaseNamespace),
+		named("pruneChildren", r.pruneChildren), named("releaseHostClaims", r.releaseHostClaims),
+		named("observeRollout", r.observeRollout)}
+	r.deleting = []manager.Phase[*scope]{named("deleteChildren", r.deleteChildren), named("releaseHostClaims", r.releaseHostClaims),
+		named("releaseNamespace", r.releaseNamespace),
 		named("markDeleted", r.markDeleted), named("removeFinalizer", r.removeFinalizer)}
 }
 

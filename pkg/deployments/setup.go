@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	appslisters "k8s.io/client-go/listers/apps/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -15,6 +16,7 @@ import (
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 	"opsnorth.io/scheduler/pkg/deployments/agents"
 	"opsnorth.io/scheduler/pkg/deployments/children"
+	"opsnorth.io/scheduler/pkg/deployments/inventory"
 	"opsnorth.io/scheduler/pkg/deployments/render"
 	"opsnorth.io/scheduler/pkg/manager"
 	"opsnorth.io/scheduler/pkg/tenancy"
@@ -23,10 +25,10 @@ import (
 // Setup registers the UserDeployment controller with deps.Manager: it
 // watches UserDeployments and DeploymentTemplates through the generated
 // informers, the children through label-selected informers of their kind,
-// and the apps' pods and claim events for what blocks a rollout (only when
-// that changes: podHandler, claimEventHandler). It also adds
-// the phase gauge, which reports once this replica is elected. The Agent
-// controller (package agents) runs beside it.
+// the apps' pods and claim events for what blocks a rollout (only when
+// that changes: podHandler, claimEventHandler), and the host claims
+// (setupHostClaims). It also adds the phase gauge, which reports once this
+// replica is elected. The Agent controller (package agents) runs beside it.
 func Setup(ctx context.Context, deps *manager.Deps, cfg Config) error {
 	if err := agents.Setup(ctx, deps, agents.Config{Tiers: cfg.Tiers, DefaultMaxTier: cfg.DefaultMaxTier,
 		NetworkPolicies: cfg.NetworkPolicies}); err != nil {
@@ -40,6 +42,10 @@ func Setup(ctx context.Context, deps *manager.Deps, cfg Config) error {
 	dyn, err := dynamic.NewForConfig(mgr.GetConfig())
 	if err != nil {
 		return fmt.Errorf("dynamic client: %w", err)
+	}
+	disc, err := discovery.NewDiscoveryClientForConfig(mgr.GetConfig())
+	if err != nil {
+		return fmt.Errorf("discovery client: %w", err)
 	}
 	dynInf := newDynamicInformers(dyn, resources)
 	if err := manager.AddInformerFactory(mgr, "third-party", dynInf.factory); err != nil {
@@ -60,6 +66,7 @@ func Setup(ctx context.Context, deps *manager.Deps, cfg Config) error {
 		recorder:  mgr.GetEventRecorder(deps.FieldOwner),
 		owner:     deps.FieldOwner,
 		now:       time.Now,
+		kinds:     &inventory.Kinds{Discovery: disc, Now: time.Now},
 	}
 	r.apply = &applier{children.Applier{Client: mgr.GetClient(), Get: r.reader.Get, Owner: deps.FieldOwner}}
 	r.buildPhases()
@@ -95,6 +102,11 @@ func Setup(ctx context.Context, deps *manager.Deps, cfg Config) error {
 		}
 		b = b.WatchesRawSource(manager.Watch(inf, handler.EnqueueRequestsFromMapFunc(r.mapChild)))
 	}
+	claimSource, err := r.setupHostClaims(deps)
+	if err != nil {
+		return err
+	}
+	b = b.WatchesRawSource(claimSource)
 	pods, err := deps.Kube.AllNamespaces(podKind)
 	if err != nil {
 		return err
@@ -125,7 +137,6 @@ const (
 	indexTemplate  = "template"
 	indexUser      = "user"
 	indexDependsOn = "dependsOn"
-	indexHost      = "host"
 	indexKeyLabel  = "keyLabel"
 )
 
@@ -160,17 +171,6 @@ var indexers = toolscache.Indexers{
 			return []string{render.KeyLabel(render.Key(ud))}, nil
 		}
 		return nil, nil
-	},
-	indexHost: func(obj any) ([]string, error) {
-		ud, ok := obj.(*v1alpha1.UserDeployment)
-		if !ok {
-			return nil, nil
-		}
-		out := make([]string, 0, len(ud.Status.Ingresses))
-		for _, i := range ud.Status.Ingresses {
-			out = append(out, i.Host)
-		}
-		return out, nil
 	},
 }
 

@@ -44,6 +44,7 @@ const (
 	ReasonDependenciesReady    = "DependenciesReady"
 	ReasonDependenciesNotReady = "DependenciesNotReady"
 	ReasonHostConflict         = "HostConflict"
+	ReasonHostReserved         = "HostReserved"
 	ReasonHostsAssigned        = "HostsAssigned"
 	ReasonChildConflict        = "ChildConflict"
 	ReasonReconcileError       = "ReconcileError"

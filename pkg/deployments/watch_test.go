@@ -32,18 +32,14 @@ func indexedReconciler(t *testing.T, uds ...*v1alpha1.UserDeployment) *Reconcile
 }
 
 func TestMappings(t *testing.T) {
-	mk := func(ns, name, user, tmpl string, deps []string, hosts ...string) *v1alpha1.UserDeployment {
-		ud := &v1alpha1.UserDeployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+	mk := func(ns, name, user, tmpl string, deps []string) *v1alpha1.UserDeployment {
+		return &v1alpha1.UserDeployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 			Spec: v1alpha1.UserDeploymentSpec{UserID: user, Template: tmpl, DependsOn: deps}}
-		for _, h := range hosts {
-			ud.Status.Ingresses = append(ud.Status.Ingresses, v1alpha1.IngressStatus{Host: h})
-		}
-		return ud
 	}
 	r := indexedReconciler(t,
-		mk("a", "api", "u1", "", nil, "api.example.com"),
+		mk("a", "api", "u1", "", nil),
 		mk("a", "front", "u1", "web", []string{"api"}),
-		mk("b", "shop", "u2", "web", nil, "shop.example.com"),
+		mk("b", "shop", "u2", "web", nil),
 	)
 	tmpl := &v1alpha1.DeploymentTemplate{ObjectMeta: metav1.ObjectMeta{Name: "web"}}
 	assert.ElementsMatch(t, []reconcile.Request{req("a", "front"), req("b", "shop")}, r.mapTemplate(t.Context(), tmpl))
@@ -58,8 +54,4 @@ func TestMappings(t *testing.T) {
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "user-u1", Labels: map[string]string{labelkeys.UserDeployment: render.KeyLabel("a.front")}}}
 	assert.Equal(t, []reconcile.Request{req("a", "front")}, r.mapPod(pod), "a pod maps through its user-deployment label")
 	assert.Empty(t, r.mapPod(&corev1.Pod{}))
-
-	held := r.byIndex(indexHost, "shop.example.com")
-	require.Len(t, held, 1)
-	assert.Equal(t, "shop", held[0].Name)
 }

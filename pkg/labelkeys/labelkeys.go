@@ -74,4 +74,10 @@ const (
 	Shared = Prefix + "shared"
 	// SharedValue is the value of Shared.
 	SharedValue = "true"
+	// HostClaim, set to HostClaimValue on a Lease in the deployments
+	// manager's namespace, marks the Lease as one app host's claim: its
+	// holder is the UserDeployment that owns the host.
+	HostClaim = Prefix + "host-claim"
+	// HostClaimValue is the value of HostClaim.
+	HostClaimValue = "true"
 )

@@ -14,7 +14,7 @@ const envAnnotation = "opsnorth.io/env"
 // BindEnv makes the flag flagName fall back to the environment variable env
 // when the flag is not given on the command line, and appends the variable
 // name to the flag's usage text. A variable set to the empty string is
-// applied only to string and namespace-list flags, where empty is a
+// applied only to string, namespace-list and label-list flags, where empty is a
 // meaningful value; for other flags it counts as unset.
 //
 // BindEnv panics if flagName is not defined in fs: that is a programming error.
@@ -69,7 +69,7 @@ func applyEnv(fs *pflag.FlagSet, lookup func(string) (string, bool)) error {
 
 func acceptsEmpty(f *pflag.Flag) bool {
 	switch f.Value.Type() {
-	case "string", namespacesType:
+	case "string", namespacesType, labelsType:
 		return true
 	}
 	return false

@@ -84,6 +84,12 @@ func (k *KubeInformers) AllNamespaces(kind KubeKind) (toolscache.SharedIndexInfo
 	return k.informer(kind, metav1.NamespaceAll)
 }
 
+// InNamespace returns a new informer of kind in namespace alone: for a
+// manager's own objects in its own namespace, where a Role grants it access.
+func (k *KubeInformers) InNamespace(kind KubeKind, namespace string) (toolscache.SharedIndexInformer, error) {
+	return k.informer(kind, namespace)
+}
+
 func (k *KubeInformers) informer(kind KubeKind, namespace string) (toolscache.SharedIndexInformer, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()

@@ -5,10 +5,13 @@ import (
 	goflag "flag"
 	"fmt"
 	"net"
+	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/leaderelection"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 )
@@ -124,6 +127,22 @@ func (o *Options) Validate() error {
 		add("kube-api-burst", "must be at least 1, got %d", o.KubeAPIBurst)
 	}
 	return errors.Join(errs...)
+}
+
+// serviceAccountNamespace is where a pod finds its own namespace.
+var serviceAccountNamespace = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+// OwnNamespace is the namespace of the manager's own objects, as leader
+// election finds it: --leader-election-namespace, else the namespace the pod
+// runs in, else (out of a cluster) "default".
+func (o *Options) OwnNamespace() string {
+	if o.LeaderElectionNamespace != "" {
+		return o.LeaderElectionNamespace
+	}
+	if data, err := os.ReadFile(serviceAccountNamespace); err == nil && strings.TrimSpace(string(data)) != "" {
+		return strings.TrimSpace(string(data))
+	}
+	return metav1.NamespaceDefault
 }
 
 // validateBindAddress accepts "0" (disabled) or host:port with a numeric port.

@@ -17,6 +17,10 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"opsnorth.io/scheduler/pkg/manager"
@@ -43,6 +47,7 @@ const startWait = time.Minute
 // are set.
 func StartManager(t *testing.T, base *rest.Config, c manager.Component, args ...string) *Manager {
 	t.Helper()
+	ensureManagerNamespace(t, base)
 	m := &Manager{Requests: &RequestLog{}, done: make(chan error, 1)}
 	m.proxy = m.Requests.proxy(t, base)
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
@@ -79,6 +84,20 @@ users: [{name: test, user: {}}]
 		t.Fatalf("%s manager did not reach setup in %s", c.Name, startWait)
 	}
 	return m
+}
+
+// ensureManagerNamespace creates ManagerNamespace, where managers keep
+// their own objects (the deployments manager's host claims), as base if it
+// may; an identity that may not relies on ManagerConfig having created it.
+func ensureManagerNamespace(t *testing.T, base *rest.Config) {
+	t.Helper()
+	kube, err := kubernetes.NewForConfig(base)
+	require.NoError(t, err)
+	_, err = kube.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ManagerNamespace}},
+		metav1.CreateOptions{})
+	if !apierrors.IsAlreadyExists(err) && !apierrors.IsForbidden(err) {
+		require.NoError(t, err)
+	}
 }
 
 // Stop stops the manager and waits until it returned; it fails the test if

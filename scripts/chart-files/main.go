@@ -11,7 +11,8 @@
 //     Role that controller-gen generated into manifests/rbac/<component>;
 //   - policies/shared/<kind>.<name>.yaml: the ValidatingAdmissionPolicies
 //     and their bindings of kustomize/base/policies, which concern more than
-//     one manager;
+//     one manager (not the reserved-hosts ConfigMap there: the chart renders
+//     it from its values);
 //   - policies/<component>/<kind>.<name>.yaml: those of
 //     kustomize/base/<component>, which constrain that manager alone;
 //   - task-network-policy.yaml: the NetworkPolicy of
@@ -62,7 +63,7 @@ func run(chart string) error {
 	if err := writeRendered(filepath.Join(files, "crds"), "manifests/crd", all, crdFile); err != nil {
 		return err
 	}
-	if err := writeRendered(filepath.Join(files, "policies", "shared"), "kustomize/base/policies", all, objectFile); err != nil {
+	if err := writeRendered(filepath.Join(files, "policies", "shared"), "kustomize/base/policies", isPolicy, objectFile); err != nil {
 		return err
 	}
 	if err := writeRendered(filepath.Join(files, "roles"), "kustomize/base/roles", all, objectFile); err != nil {

@@ -54,11 +54,11 @@ func TestDefaultRender(t *testing.T) {
 		"ServiceAccount":      3,
 		"Service":             3,
 		"PodDisruptionBudget": 3,
-		"ClusterRole":         6, // a manager's each, and view, edit, approve
-		"ClusterRoleBinding":  3,
+		"ClusterRole":         7, // a manager's each, the deployments inventory's, and view, edit, approve
+		"ClusterRoleBinding":  4,
 		"NetworkPolicy":       1,
 		"ServiceMonitor":      0,
-		"ConfigMap":           1, // the tasks manager's enforced pod defaults
+		"ConfigMap":           2, // the tasks manager's enforced pod defaults, the reserved hosts
 		"ResourceQuota":       1, // no cross-namespace pod affinity in agent-tasks
 	} {
 		assert.Equal(t, n, kinds[kind], "kind %s", kind)
@@ -239,7 +239,7 @@ func TestRenderVariations(t *testing.T) {
 			name: "user roles off",
 			set:  []string{"userRoles.enabled=false"},
 			check: func(t *testing.T, out *rendered) {
-				assert.Len(t, out.ofKind("ClusterRole"), 3, "the managers' own")
+				assert.Len(t, out.ofKind("ClusterRole"), 4, "the managers' own and the deployments inventory's")
 				assert.NotContains(t, out.names("ClusterRole"), "opsnorth-scheduler-edit")
 			},
 		},
@@ -299,6 +299,40 @@ func TestRenderVariations(t *testing.T) {
 					}
 				}
 				assert.Equal(t, "agents", networkPolicy(t, out).Namespace)
+			},
+		},
+		{
+			name: "reserved hosts",
+			set:  []string{"managers.deployments.reservedHosts={www,shop}"},
+			check: func(t *testing.T, out *rendered) {
+				cm := out.get("ConfigMap", "opsnorth-system", "opsnorth-scheduler-reserved-hosts")
+				require.NotNil(t, cm)
+				hosts, _, _ := unstructured.NestedString(cm.Object, "data", "hosts")
+				assert.Equal(t, "www, shop", hosts, "the policy's parameters")
+				binding := out.get("ValidatingAdmissionPolicyBinding", "", "opsnorth-scheduler-reserved-hosts")
+				require.NotNil(t, binding)
+				ref, _, _ := unstructured.NestedStringMap(binding.Object, "spec", "paramRef")
+				assert.Equal(t, map[string]string{"name": cm.GetName(), "namespace": "opsnorth-system", "parameterNotFoundAction": "Deny"}, ref)
+				d := deployment(t, out, "opsnorth-system", "deployments")
+				optional := true
+				assert.Contains(t, d.Spec.Template.Spec.Containers[0].Env, corev1.EnvVar{Name: "RESERVED_HOSTS", ValueFrom: &corev1.EnvVarSource{
+					ConfigMapKeyRef: &corev1.ConfigMapKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: cm.GetName()},
+						Key: "hosts", Optional: &optional}}}, "the manager's --reserved-hosts, from the same list")
+				const checksum = "scheduler.opsnorth.io/reserved-hosts-checksum"
+				before := deployment(t, defaults, "opsnorth-system", "deployments").Spec.Template.Annotations[checksum]
+				assert.NotEmpty(t, before)
+				assert.NotEqual(t, before, d.Spec.Template.Annotations[checksum], "a change rolls the manager")
+			},
+		},
+		{
+			name: "no reserved hosts",
+			set:  []string{"json:managers.deployments.reservedHosts=[]"},
+			check: func(t *testing.T, out *rendered) {
+				cm := out.get("ConfigMap", "opsnorth-system", "opsnorth-scheduler-reserved-hosts")
+				require.NotNil(t, cm)
+				hosts, found, _ := unstructured.NestedString(cm.Object, "data", "hosts")
+				assert.True(t, found)
+				assert.Empty(t, hosts, "an empty RESERVED_HOSTS reserves none")
 			},
 		},
 		{

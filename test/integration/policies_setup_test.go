@@ -14,6 +14,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -26,7 +27,8 @@ import (
 )
 
 // applyPolicies creates the policies and their bindings of the all-in-one
-// overlay, removed when the test ends.
+// overlay, and the reserved-hosts policy's parameters (its ConfigMap),
+// removed when the test ends.
 func applyPolicies(t *testing.T, env *testenv.Env) {
 	t.Helper()
 	dc := newDynamicClient(t, env.Config)
@@ -36,6 +38,9 @@ func applyPolicies(t *testing.T, env *testenv.Env) {
 		"MutatingAdmissionPolicyBinding":   "mutatingadmissionpolicybindings"}
 	n := 0
 	for _, obj := range renderOverlay(t, filepath.Join(env.RepoRoot, "kustomize", "overlays", "all-in-one")) {
+		if obj.GetKind() == "ConfigMap" && obj.GetName() == reservedHostsParams {
+			createParams(t, env, obj)
+		}
 		if _, ok := resources[obj.GetKind()]; !ok {
 			continue
 		}
@@ -46,8 +51,28 @@ func applyPolicies(t *testing.T, env *testenv.Env) {
 		name := obj.GetName()
 		t.Cleanup(func() { _ = rc.Delete(context.Background(), name, metav1.DeleteOptions{}) })
 	}
-	require.Equal(t, 18, n, "nine policies and their bindings: tenant binding, step tasks, approvals, workflow creator, workflow controls,"+
-		" namespace marks and the deployments, tasks and workflows managers' fences")
+	require.Equal(t, 20, n, "ten policies and their bindings: tenant binding, step tasks, approvals, workflow creator, workflow controls,"+
+		" namespace marks, reserved hosts and the deployments, tasks and workflows managers' fences")
+}
+
+// reservedHostsParams is the ConfigMap the reserved-hosts policy reads.
+const reservedHostsParams = "opsnorth-scheduler-reserved-hosts"
+
+// createParams creates a policy's parameters, and the namespace they live
+// in, for good: a deleted binding still reaches admission a moment later,
+// and without its parameters it would refuse every UserDeployment meanwhile.
+func createParams(t *testing.T, env *testenv.Env, obj *unstructured.Unstructured) {
+	t.Helper()
+	admin := kubernetes.NewForConfigOrDie(env.Config)
+	_, err := admin.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: obj.GetNamespace()}},
+		metav1.CreateOptions{})
+	if !apierrors.IsAlreadyExists(err) {
+		require.NoError(t, err)
+	}
+	rc := newDynamicClient(t, env.Config).Resource(corev1.SchemeGroupVersion.WithResource("configmaps")).Namespace(obj.GetNamespace())
+	if _, err = rc.Create(t.Context(), obj, metav1.CreateOptions{}); !apierrors.IsAlreadyExists(err) {
+		require.NoError(t, err, "create ConfigMap %s/%s", obj.GetNamespace(), obj.GetName())
+	}
 }
 
 // waitPolicyActive waits until the tenant binding refuses a spoofed
@@ -107,6 +132,11 @@ func waitPoliciesActive(t *testing.T, env *testenv.Env, ns string) {
 		"namespace marks": func(ctx context.Context) error {
 			_, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "probe-marks-" + rand.String(4),
 				Annotations: map[string]string{"scheduler.opsnorth.io/created-by": "opsnorth-scheduler-deployments"}}}, create)
+			return err
+		},
+		"reserved hosts": func(ctx context.Context) error {
+			// The probe namespace is bound to alice: only this policy refuses it.
+			_, err := cs.SchedulerV1alpha1().UserDeployments(ns).Create(ctx, withUser(validImageUserDeployment(ns, "www"), "alice"), create)
 			return err
 		},
 		"tasks fence": func(ctx context.Context) error {

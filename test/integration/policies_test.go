@@ -135,6 +135,15 @@ func TestTenantPolicies(t *testing.T) {
 			_, err := asWorkflows.SchedulerV1alpha1().AgentTasks(team).Create(ctx, stepOf(validAgentTask(team, "unserved-step")), metav1.CreateOptions{})
 			return err
 		}, team + " is neither"}, // the tenant binding's refusal or the workflows fence's
+		{"a reserved host name", func(ctx context.Context) error {
+			return create(ctx, asAlice, withUser(validImageUserDeployment(alice, "www"), "alice"))
+		}, `metadata.name: "www" is a reserved host name (the first label of the app host, kept by the platform); choose another name`},
+		{"int, the parent of internal hosts", func(ctx context.Context) error {
+			return create(ctx, asBackend, withUser(validImageUserDeployment(backend, "int"), "bob"))
+		}, `metadata.name: "int" is a reserved host name`},
+		{"a name that only begins like a reserved one", func(ctx context.Context) error {
+			return create(ctx, asBackend, withUser(validImageUserDeployment(backend, "www-shop"), "bob"))
+		}, ""},
 		{"a forged step task (Workflow owner reference)", func(ctx context.Context) error {
 			_, err := asAlice.SchedulerV1alpha1().AgentTasks(alice).Create(ctx, stepOf(validAgentTask(alice, "forged-owner")), metav1.CreateOptions{})
 			return err

@@ -61,6 +61,10 @@ func TestManagerRBACReach(t *testing.T) {
 		{"deployments", "create", "", "pods", "", "user-alice", "", false},
 		{"deployments", "create", "rbac.authorization.k8s.io", "rolebindings", "", "user-alice", "", false},
 		{"deployments", "update", "scheduler.opsnorth.io", "userdeployments", "finalizers", "default", "", true},
+		// Host claims: Leases in its own namespace only.
+		{"deployments", "create", "coordination.k8s.io", "leases", "", "opsnorth-system", "", true},
+		{"deployments", "delete", "coordination.k8s.io", "leases", "", "opsnorth-system", "", true},
+		{"deployments", "create", "coordination.k8s.io", "leases", "", "user-alice", "", false},
 		// Allowed by RBAC; the deployments fence narrows it to namespaces the manager created.
 		{"deployments", "delete", "", "namespaces", "", "", "", true},
 	} {

@@ -59,8 +59,9 @@ dict "root" $ "namespace" the generated object's namespace.
 A generated object read from the chart's files/ (scripts/chart-files), as
 YAML with the chart's labels added and its namespace mapped. The admission
 policies name the managers' ServiceAccounts in opsnorth-system: they are
-renamed into .Values.namespaces.system. Argument: dict "root" $ "path" file
-"annotations" extra annotations (may be empty).
+renamed into .Values.namespaces.system, as is a binding's paramRef
+namespace. Argument: dict "root" $ "path" file "annotations" extra
+annotations (may be empty).
 */}}
 {{- define "opsnorth.generated" -}}
 {{- $text := .root.Files.Get .path | replace "system:serviceaccount:opsnorth-system:" (printf "system:serviceaccount:%s:" .root.Values.namespaces.system) -}}
@@ -76,7 +77,15 @@ renamed into .Values.namespaces.system. Argument: dict "root" $ "path" file
 {{- with $meta.namespace -}}
 {{- $_ := set $meta "namespace" (include "opsnorth.namespace" (dict "root" $.root "namespace" .)) -}}
 {{- end -}}
+{{- with dig "spec" "paramRef" "namespace" "" $obj -}}
+{{- $_ := set $obj.spec.paramRef "namespace" (include "opsnorth.namespace" (dict "root" $.root "namespace" .)) -}}
+{{- end -}}
 {{- toYaml $obj -}}
+{{- end }}
+
+{{/* The reserved host labels as RESERVED_HOSTS reads them; argument: the root context. */}}
+{{- define "opsnorth.reservedHosts" -}}
+{{- join ", " .Values.managers.deployments.reservedHosts -}}
 {{- end }}
 
 {{/* The annotations that keep an object on uninstall, if keep. */}}
