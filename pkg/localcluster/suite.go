@@ -26,11 +26,12 @@ const ManagerNamespace = "opsnorth-system"
 var Components = []string{"deployments", "tasks", "workflows"}
 
 // rbacKinds are the objects of the rendered packaging the local suite
-// installs: identities, permissions and the policies that guard tenants
-// (kwok has no CNI, so a NetworkPolicy is stored but not enforced). The
+// installs: identities, permissions, the policies that guard tenants (kwok
+// has no CNI, so a NetworkPolicy is stored but not enforced) and the
+// ConfigMaps they read as params. The
 // managers themselves run as local processes, not as the packaged
 // Deployments (kwok would only fake those).
-var rbacKinds = []string{"Namespace", "ResourceQuota", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding",
+var rbacKinds = []string{"Namespace", "ConfigMap", "ResourceQuota", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding",
 	"NetworkPolicy", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding",
 	"MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding"}
 
