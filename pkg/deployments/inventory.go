@@ -2,17 +2,15 @@ package deployments
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"opsnorth.io/scheduler/pkg/deployments/inventory"
 	"opsnorth.io/scheduler/pkg/deployments/render"
@@ -38,9 +36,9 @@ const inventoryWorkers = 4
 // namespaced kind the API serves is listed (metadata only); Secrets, which
 // the manager may not list, are counted by the inventory quota.
 func (r *Reconciler) takeInventory(ctx context.Context, userID string, ns *metav1.PartialObjectMetadata) (string, error) {
-	if waiting, err := r.stillSettling(ctx, userID, ns); err != nil || waiting {
+	if left, err := r.stillSettling(ctx, userID, ns); err != nil || left != "" {
 		if err == nil {
-			err = &waitingError{what: "what settles in namespace " + ns.Name + " to go", reason: ReasonTakingInventory}
+			err = &waitingError{what: "namespace " + ns.Name + " to settle (" + left + ")", reason: ReasonTakingInventory}
 		}
 		return "", err
 	}
@@ -139,9 +137,9 @@ func managerMade(userID string) func(inventory.Object) bool {
 	}
 }
 
-// listAll lists every kind in namespace, a few at a time. Kinds the
-// manager may not list are returned as hidden; kinds gone since discovery
-// hold nothing.
+// listAll lists every kind in namespace, a few at a time (liveList: kinds
+// gone since discovery hold nothing). Kinds the manager may not list are
+// returned as hidden.
 func (r *Reconciler) listAll(ctx context.Context, kinds []inventory.Kind, namespace string) ([]inventory.Object, map[schema.GroupKind]bool, []inventory.Kind, error) {
 	var (
 		mu     sync.Mutex
@@ -155,14 +153,14 @@ func (r *Reconciler) listAll(ctx context.Context, kinds []inventory.Kind, namesp
 	for range inventoryWorkers {
 		wg.Go(func() {
 			for k := range next {
-				items, err := r.listMeta(ctx, k.GVK, namespace)
+				items, err := r.liveList(ctx, k.GVK, namespace, labels.Everything())
 				mu.Lock()
 				switch {
 				case apierrors.IsForbidden(err):
 					hidden = append(hidden, k)
-				case meta.IsNoMatchError(err) || apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err):
+				case apierrors.IsMethodNotSupported(err):
 				case err != nil:
-					errs = append(errs, fmt.Errorf("list %s in %s: %w", k, namespace, err))
+					errs = append(errs, err)
 				default:
 					listed[k.GVK.GroupKind()] = true
 					for _, it := range items {
@@ -183,13 +181,4 @@ func (r *Reconciler) listAll(ctx context.Context, kinds []inventory.Kind, namesp
 	}
 	slices.SortFunc(hidden, func(a, b inventory.Kind) int { return strings.Compare(a.String(), b.String()) })
 	return objs, listed, hidden, nil
-}
-
-func (r *Reconciler) listMeta(ctx context.Context, gvk schema.GroupVersionKind, namespace string) ([]metav1.PartialObjectMetadata, error) {
-	var list metav1.PartialObjectMetadataList
-	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-	if err := r.apiReader.List(ctx, &list, client.InNamespace(namespace)); err != nil {
-		return nil, err
-	}
-	return list.Items, nil
 }

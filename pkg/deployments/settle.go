@@ -2,6 +2,7 @@ package deployments
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -42,27 +43,38 @@ func (r *Reconciler) waitSettling(namespace string, v inventory.Verdict, kinds, 
 	return r.now().Sub(st.since) >= inventorySettle
 }
 
-// stillSettling reports whether what the last inventory of namespace waited
-// for is still there, looking at that alone: false when there was nothing,
-// it went, or the wait is over, and a full inventory is due.
-func (r *Reconciler) stillSettling(ctx context.Context, userID string, ns *metav1.PartialObjectMetadata) (bool, error) {
+// stillSettling names what the last inventory of namespace waited for and
+// is still there, looking at that alone: "" when there was nothing, it
+// went, or the wait is over, and a full inventory is due.
+func (r *Reconciler) stillSettling(ctx context.Context, userID string, ns *metav1.PartialObjectMetadata) (string, error) {
 	v, ok := r.settling.Load(ns.Name)
 	if !ok {
-		return false, nil
+		return "", nil
 	}
 	st := v.(settleState)
 	if r.now().Sub(st.since) >= inventorySettle {
-		return false, nil
+		return "", nil
 	}
 	objs, _, _, err := r.listAll(ctx, st.kinds, ns.Name)
 	if err != nil {
-		return false, err
+		return "", err
 	}
+	var left []inventory.Object
 	for _, o := range objs {
 		if st.uids[o.Meta.UID] && o.Meta.DeletionTimestamp == nil {
-			return true, nil
+			left = append(left, o)
 		}
 	}
 	counts, _, err := r.countHidden(ctx, userID, ns, st.hidden)
-	return len(counts) > 0, err
+	if err != nil || (len(left) == 0 && len(counts) == 0) {
+		return "", err
+	}
+	var out []string
+	if len(left) > 0 {
+		out = append(out, "objects on their way out: "+inventory.Names(left))
+	}
+	if len(counts) > 0 {
+		out = append(out, "counted: "+strings.Join(counts, ", "))
+	}
+	return strings.Join(out, "; "), nil
 }
