@@ -67,6 +67,16 @@ func TestMetrics(t *testing.T) {
 		jobs[name], pods[name] = job, k.runPod(job, job.CreationTimestamp.Add(7*time.Second))
 		k.waitPhase(name, v1alpha1.TaskRunning)
 	}
+	// The status write the test saw may return to the manager a moment
+	// later; a manager stopped before that never counts it. Wait for the
+	// counts, so the restart below is what is measured.
+	assert.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.Equal(c, 2.0, transitions("Pending", "Running")-before["started"])
+		n, _ := histogram(t, tasks.StartupDuration.WithLabelValues(k.ns))
+		assert.Equal(c, uint64(2), n-startups)
+		n, _ = histogram(t, tasks.PodCreationDuration.WithLabelValues(k.ns))
+		assert.Equal(c, uint64(2), n-podCreations)
+	}, wait, 20*time.Millisecond)
 	// A manager that starts anew reconciles the running tasks again: their
 	// startup and pod creation are not observed twice.
 	m.Stop(t)
