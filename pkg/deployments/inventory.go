@@ -67,6 +67,9 @@ func (r *Reconciler) judgeNamespace(ctx context.Context, userID string, ns *meta
 	if err != nil {
 		return "", err
 	}
+	if unlisted, err = r.stillServed(unlisted); err != nil {
+		return "", err
+	}
 	in := inventory.Input{Objects: objs, Listed: listed, Mine: managerMade(userID),
 		Deletable: func(o inventory.Object) bool { return !render.Retained(o.Meta.Annotations) }}
 	v := inventory.Judge(in)
@@ -101,6 +104,19 @@ func (r *Reconciler) judgeNamespace(ctx context.Context, userID string, ns *meta
 		parts = append(parts, "the manager may not list "+strings.Join(hidden, ", ")+", so it cannot tell whose they are")
 	}
 	return strings.Join(parts, "; "), nil
+}
+
+// stillServed keeps the refused kinds fresh discovery still serves: RBAC
+// refuses a list before the API server finds its kind removed.
+func (r *Reconciler) stillServed(refused []inventory.Kind) ([]inventory.Kind, error) {
+	if len(refused) == 0 {
+		return nil, nil
+	}
+	fresh, err := r.kinds.Get(0)
+	if err != nil {
+		return nil, &waitingError{what: "the API's kinds to be known (" + err.Error() + ")", reason: ReasonTakingInventory}
+	}
+	return slices.DeleteFunc(refused, func(k inventory.Kind) bool { return !slices.Contains(fresh, k) }), nil
 }
 
 // settling names what may still go by itself; "" when nothing.

@@ -36,11 +36,13 @@ const (
 )
 
 // TestMassDeletion creates -chaos.deletions image UserDeployments, five per
-// user, plus one of a user of its own, waits until all are Ready, deletes the
-// lone one (the baseline: one deletion on a quiet manager), then all the
-// others at once, and requires that none is left, stuck in deletion or not,
-// and that no object with the managed-by label remains in any namespace
-// (nor a user namespace).
+// user, plus one of a user of its own, waits until all are Ready, plants
+// objects someone else made in 20 of the user namespaces (plantAll), deletes
+// the lone one (the baseline: one deletion on a quiet manager), then all the
+// others at once. It requires that none is left, stuck in deletion or not;
+// that every planted object is intact in its kept namespace; and that no
+// object with the managed-by label remains anywhere else (nor a user
+// namespace without planted objects).
 func TestMassDeletion(t *testing.T) {
 	c := requireCluster(t)
 	const drill = "mass_deletion"
@@ -79,10 +81,13 @@ func TestMassDeletion(t *testing.T) {
 		return ready == n+1
 	}, 4*time.Minute, time.Second, "every UserDeployment Ready")
 	record(t, drill, "seconds_to_all_ready", time.Since(start).Seconds())
-	before, err := managedObjects(t)
+	before, err := managedObjects(t, nil)
 	require.NoError(t, err)
 	record(t, drill, "managed_objects_before", before)
 	require.NotEmpty(t, before)
+	foreign, kept := plantAll(t, n/udsPerUser)
+	record(t, drill, "foreign_objects", len(foreign))
+	record(t, drill, "namespaces_with_foreign_objects", len(kept))
 
 	start = time.Now()
 	require.NoError(t, uds.Delete(t.Context(), "solo", metav1.DeleteOptions{}))
@@ -109,7 +114,7 @@ func TestMassDeletion(t *testing.T) {
 	allGone := time.Since(start)
 	var left atomic.Pointer[map[string]int]
 	gone := assert.Eventually(t, func() bool {
-		objs, err := managedObjects(t)
+		objs, err := managedObjects(t, kept)
 		if err != nil {
 			return false
 		}
@@ -125,16 +130,26 @@ func TestMassDeletion(t *testing.T) {
 	}
 	record(t, drill, "userdeployments_left", remaining.Load())
 	record(t, drill, "managed_objects_left", leftObjs)
+	lost := lostForeign(t, foreign)
+	record(t, drill, "foreign_objects_lost", len(lost))
 	assert.True(t, allDeleted, "%d UserDeployments left (stuck in deletion)", remaining.Load())
 	assert.True(t, gone, "managed objects left: %v", leftObjs)
+	assert.Empty(t, lost, "objects someone else made were deleted")
+	for ns := range kept {
+		got, err := cluster.Clientset.CoreV1().Namespaces().Get(t.Context(), ns, metav1.GetOptions{})
+		if assert.NoError(t, err, "namespace %s with objects of others is kept", ns) {
+			assert.Nil(t, got.DeletionTimestamp, "namespace %s is not being deleted", ns)
+		}
+	}
 }
 
 // managedObjects counts, by resource, the objects labelled
-// app.kubernetes.io/managed-by=opsnorth-scheduler in every namespace, and the
-// namespaces so labelled. The tasks and workflows managers' Jobs, pods and
-// step tasks in agent-tasks (kept by their TTL) are not UserDeployments'
-// and are left out, as is the managers' own namespace (the workflows step key).
-func managedObjects(t *testing.T) (map[string]int, error) {
+// app.kubernetes.io/managed-by=opsnorth-scheduler in every namespace, and
+// the namespaces so labelled; in the namespaces of skip, only apps' children. The tasks and workflows managers'
+// Jobs, pods and step tasks in agent-tasks (kept by their TTL) are not
+// UserDeployments' and are left out, as is the managers' own namespace (the
+// workflows step key).
+func managedObjects(t *testing.T, skip map[string]bool) (map[string]int, error) {
 	t.Helper()
 	_, lists, err := cluster.Clientset.Discovery().ServerGroupsAndResources()
 	if err != nil {
@@ -162,7 +177,14 @@ func managedObjects(t *testing.T) (map[string]int, error) {
 				return nil, fmt.Errorf("list %s %s: %w", l.GroupVersion, r.Name, err)
 			}
 			for _, o := range objs.Items {
-				if o.GetNamespace() != taskNamespace && o.GetNamespace() != localcluster.ManagerNamespace {
+				ns := o.GetNamespace()
+				if ns == "" && r.Name == "namespaces" {
+					ns = o.GetName()
+				}
+				// A kept namespace keeps its own objects (quota, policies),
+				// not an app's children.
+				_, appChild := o.GetLabels()[labelkeys.UserDeployment]
+				if ns != taskNamespace && ns != localcluster.ManagerNamespace && (!skip[ns] || appChild) {
 					out[r.Name+"."+gv.Group]++
 				}
 			}
