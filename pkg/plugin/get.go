@@ -11,14 +11,14 @@ import (
 )
 
 const getExample = `  # A workflow as a tree of steps
-  kubectl opsnorth get wf research-report -n agent-tasks
+  kubectl opsnorth get workflow research-report -n agent-tasks
 
   # An AgentTask or a UserDeployment, with what keeps it stuck first
   kubectl opsnorth get task summarize-1
-  kubectl opsnorth get ud/blog
+  kubectl opsnorth get onud/blog
 
   # For scripts: the Workflow and its steps' AgentTasks as a v1 List
-  kubectl opsnorth get wf research-report -o json`
+  kubectl opsnorth get workflow research-report -o json`
 
 func newGetCommand(o *Options) *cobra.Command {
 	var output string

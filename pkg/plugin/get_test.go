@@ -53,7 +53,7 @@ func TestGetWorkflow(t *testing.T) {
 		{golden: "get-workflow-waiting-approval", args: []string{"get", "wf/draft-review"}},
 		{golden: "get-workflow-suspended", args: []string{"get", "workflows", "nightly"}},
 		{golden: "get-workflow-suspended-terminal", args: []string{"get", "wf", "nightly", "--color=always"}},
-		{golden: "get-workflow-failed-retried", args: []string{"get", "wf", "etl"}},
+		{golden: "get-workflow-failed-retried", args: []string{"get", "onwf", "etl"}},
 		{golden: "get-workflow-yaml", args: []string{"get", "wf", "etl", "-o", "yaml"}},
 		{golden: "get-workflow-not-found", args: []string{"get", "wf", "nope"}, wantErr: `workflow "nope" not found`},
 		{golden: "get-unknown-kind", args: []string{"get", "pod", "x"}, wantErr: `unknown kind "pod"`},
@@ -90,7 +90,7 @@ func TestGetAgentTask(t *testing.T) {
 		{golden: "get-task-stuck", args: []string{"get", "agenttask", "stuck"}},
 		{golden: "get-task-stuck-terminal", args: []string{"get", "task", "stuck", "--color=always"}},
 		{golden: "get-task-succeeded", args: []string{"get", "at", "research-fetch-0"}},
-		{golden: "get-task-json", args: []string{"get", "task", "research-fetch-0", "-o", "json"}},
+		{golden: "get-task-json", args: []string{"get", "onat", "research-fetch-0", "-o", "json"}},
 	})
 }
 
@@ -124,6 +124,6 @@ func TestGetUserDeployment(t *testing.T) {
 	runGolden(t, k, []getCase{
 		{golden: "get-userdeployment-stuck", args: []string{"get", "userdeployment", "blog"}},
 		{golden: "get-userdeployment-stuck-terminal", args: []string{"get", "ud", "blog", "--color=always"}},
-		{golden: "get-userdeployment-ready", args: []string{"get", "ud", "shop"}},
+		{golden: "get-userdeployment-ready", args: []string{"get", "onud", "shop"}},
 	})
 }

@@ -28,17 +28,19 @@ type resource struct {
 }
 
 // kindNames lists what the commands accept as KIND.
-const kindNames = "workflow (wf), agenttask (task, at) or userdeployment (ud)"
+const kindNames = "workflow (onwf, wf), agenttask (onat, at, task) or userdeployment (onud, ud)"
 
 // resourceFor resolves a KIND argument, as kubectl does: singular, plural
-// or short name.
+// or short name. The plugin knows only our kinds, so it still takes the
+// short names the CRDs gave up because another project has them (wf is
+// Argo Workflows'; README "Names").
 func resourceFor(kind string) (*resource, error) {
 	switch strings.ToLower(kind) {
-	case "workflow", "workflows", "wf":
+	case "workflow", "workflows", "onwf", "wf":
 		return workflowResource, nil
-	case "agenttask", "agenttasks", "task", "tasks", "at":
+	case "agenttask", "agenttasks", "onat", "at", "task", "tasks":
 		return taskResource, nil
-	case "userdeployment", "userdeployments", "ud":
+	case "userdeployment", "userdeployments", "onud", "ud":
 		return userDeploymentResource, nil
 	}
 	return nil, fmt.Errorf("unknown kind %q: use %s", kind, kindNames)

@@ -15,7 +15,7 @@ const logsExample = `  # The latest attempt of a workflow step
   kubectl opsnorth logs workflow research-report summarize
 
   # Its first attempt, and an AgentTask's logs as they come
-  kubectl opsnorth logs wf research-report summarize --attempt 1
+  kubectl opsnorth logs workflow research-report summarize --attempt 1
   kubectl opsnorth logs task summarize-1 -f`
 
 func newLogsCommand(o *Options) *cobra.Command {

@@ -31,7 +31,7 @@ func newWatchCommand(o *Options) *cobra.Command {
 			"agenttask finishes (Succeeded, Failed, or Timeout for a task), Ctrl-C, or --timeout. It\n" +
 			"exits non-zero when the object ends in failure, was deleted or --timeout passed. A\n" +
 			"userdeployment never finishes: watch it with --timeout or stop with Ctrl-C.",
-		Example: "  kubectl opsnorth watch wf research-report\n  kubectl opsnorth watch task summarize-1 --timeout 10m",
+		Example: "  kubectl opsnorth watch workflow research-report\n  kubectl opsnorth watch task summarize-1 --timeout 10m",
 		Args:    cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			r, name, err := kindAndName(args)

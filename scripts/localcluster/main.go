@@ -148,7 +148,7 @@ The local cluster is running. In another shell:
 
   kubectl get nodes                 # %s, a kwok node: pods run there without containers
   kubectl get crd                   # scheduler.opsnorth.io and third-party CRDs
-  kubectl get ud,at,wf -A           # UserDeployments, AgentTasks, Workflows
+  kubectl get opsnorth -A           # every kind of the suite (ud, udt, at, onwf, agt)
   kubectl create job hello --image=any -- true && kubectl wait --for=condition=Complete job/hello
 
 A Job pod's run time, exit code and termination message come from its annotations

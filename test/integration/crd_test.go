@@ -13,21 +13,24 @@ import (
 )
 
 // TestCRDsEstablished checks every CRD the managers depend on is installed,
-// established and (for ours) in the scheduler category with its short name.
+// established and (for ours) accepted with exactly its short names and
+// categories (README "Names, columns and field selectors").
 func TestCRDsEstablished(t *testing.T) {
 	env := testenv.Require(t)
 	client, err := apiextensionsclient.NewForConfig(env.Config)
 	require.NoError(t, err)
 
+	ours := []string{"opsnorth"}
 	tests := []struct {
-		name      string
-		shortName string
+		name       string
+		shortNames []string
+		categories []string
 	}{
-		{name: "userdeployments.scheduler.opsnorth.io", shortName: "ud"},
-		{name: "deploymenttemplates.scheduler.opsnorth.io", shortName: "udt"},
-		{name: "agenttasks.scheduler.opsnorth.io", shortName: "at"},
-		{name: "workflows.scheduler.opsnorth.io", shortName: "wf"},
-		{name: "agents.ossa.ai", shortName: "agt"},
+		{name: "userdeployments.scheduler.opsnorth.io", shortNames: []string{"ud", "onud"}, categories: ours},
+		{name: "deploymenttemplates.scheduler.opsnorth.io", shortNames: []string{"udt", "onudt"}, categories: ours},
+		{name: "agenttasks.scheduler.opsnorth.io", shortNames: []string{"at", "onat"}, categories: ours},
+		{name: "workflows.scheduler.opsnorth.io", shortNames: []string{"onwf"}, categories: ours},
+		{name: "agents.ossa.ai", shortNames: []string{"agt", "onagt"}, categories: []string{"opsnorth", "ossa"}},
 		{name: "ingressroutes.traefik.io"},
 		{name: "externalsecrets.external-secrets.io"},
 		{name: "servicemonitors.monitoring.coreos.com"},
@@ -37,9 +40,9 @@ func TestCRDsEstablished(t *testing.T) {
 			crd, err := client.ApiextensionsV1().CustomResourceDefinitions().Get(context.Background(), tt.name, metav1.GetOptions{})
 			require.NoError(t, err)
 			require.True(t, established(crd), "CRD %s is not Established: %+v", tt.name, crd.Status.Conditions)
-			if tt.shortName != "" {
-				require.Contains(t, crd.Spec.Names.ShortNames, tt.shortName)
-				require.Contains(t, crd.Spec.Names.Categories, "scheduler")
+			if tt.shortNames != nil {
+				require.Equal(t, tt.shortNames, crd.Status.AcceptedNames.ShortNames, "accepted short names")
+				require.Equal(t, tt.categories, crd.Status.AcceptedNames.Categories, "accepted categories")
 				require.NotNil(t, crd.Spec.Versions[0].Subresources, "status subresource")
 				require.NotNil(t, crd.Spec.Versions[0].Subresources.Status, "status subresource")
 				require.NotEmpty(t, crd.Spec.Versions[0].AdditionalPrinterColumns)

@@ -13,7 +13,7 @@ import (
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:subresource:scale:specpath=.spec.replicas,statuspath=.status.replicas,selectorpath=.status.selector
-// +kubebuilder:resource:scope=Namespaced,shortName=agt,categories=scheduler;ossa
+// +kubebuilder:resource:scope=Namespaced,shortName=agt;onagt,categories=opsnorth;ossa
 // +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 63 && self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must be a DNS label of at most 63 characters that starts with a letter: it names the agent's Service"
 // +kubebuilder:printcolumn:name="Agent",type=string,JSONPath=`.spec.agent.id`
 // +kubebuilder:printcolumn:name="Version",type=string,JSONPath=`.spec.agent.version`

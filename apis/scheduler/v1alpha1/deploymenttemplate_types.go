@@ -192,7 +192,7 @@ type DeploymentTemplateStatus struct {
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:scope=Cluster,shortName=udt,categories=scheduler
+// +kubebuilder:resource:scope=Cluster,shortName=udt;onudt,categories=opsnorth
 // +kubebuilder:printcolumn:name="Services",type=string,JSONPath=`.spec.services[*].name`
 // +kubebuilder:printcolumn:name="Description",type=string,JSONPath=`.spec.description`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
