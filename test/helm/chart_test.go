@@ -103,6 +103,7 @@ func TestDefaultRender(t *testing.T) {
 		assert.Equal(t, "opsnorth-scheduler-"+c, d.Spec.Template.Spec.ServiceAccountName)
 	}
 	assert.Contains(t, out.notes, "kept on `helm uninstall`")
+	assert.Contains(t, out.notes, "kubectl get opsnorth -A", "the notes list the suite's objects by its category")
 }
 
 // TestAppVersionIsTheKustomizeImageTag: `make manifests` sets the chart's
