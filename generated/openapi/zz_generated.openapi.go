@@ -21455,6 +21455,13 @@ func schema_scheduler_apis_scheduler_v1alpha1_WorkflowStatus(ref common.Referenc
 							Format:      "int32",
 						},
 					},
+					"progress": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Progress is the number of steps done over the number of steps, e.g. \"3/5\": a step is done once it succeeded, or once its approval timed out with onTimeout Skip. The workflows manager sets it with every status it decides.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
 					"stepStatuses": {
 						VendorExtensible: spec.VendorExtensible{
 							Extensions: spec.Extensions{

@@ -79,6 +79,7 @@ func decide(obs *observation) plan {
 		}
 		finish(obs, st, views, reason, msg)
 		st.CurrentStep = currentStep(st.StepStatuses)
+		st.Progress = progress(st.StepStatuses)
 		p.status, p.reason = *st, reason
 		return p
 	}
@@ -133,6 +134,7 @@ func decide(obs *observation) plan {
 	}
 	setSuspended(&st.Conditions, wf.Generation, st.Phase == v1alpha1.WorkflowSuspended)
 	st.CurrentStep = currentStep(st.StepStatuses)
+	st.Progress = progress(st.StepStatuses)
 	p.status = *st
 	return p
 }

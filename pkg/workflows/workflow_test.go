@@ -51,10 +51,13 @@ func TestSequentialOutputsAndWebhook(t *testing.T) {
 	// The step's task is created before the status that records it.
 	running := k.waitWorkflow("seq", v1alpha1.WorkflowRunning)
 	assert.Equal(t, int32(0), running.Status.CurrentStep)
+	assert.Equal(t, "0/3", running.Status.Progress)
 	k.run(fetch)
 	k.finish(fetch, v1alpha1.TaskSucceeded, map[string]string{"body": "long text"})
 
 	sum := k.waitTask("seq", "summarize", 0)
+	require.Eventually(t, func() bool { return k.workflow("seq").Status.Progress == "1/3" }, wait, 20*time.Millisecond,
+		"progress after the first step succeeded")
 	assert.Equal(t, v1alpha1.TaskInput{"TEXT": "long text", "LIT": "${steps.0.output.body}"}, sum.Spec.Input)
 	k.finish(sum, v1alpha1.TaskSucceeded, map[string]string{"summary": "short"})
 
@@ -64,6 +67,7 @@ func TestSequentialOutputsAndWebhook(t *testing.T) {
 
 	done := k.waitWorkflow("seq", v1alpha1.WorkflowSucceeded)
 	assert.Equal(t, int32(3), done.Status.CurrentStep)
+	assert.Equal(t, "3/3", done.Status.Progress)
 	assert.Equal(t, "all 3 steps succeeded", done.Status.Message)
 	require.NotNil(t, done.Status.StartTime)
 	require.NotNil(t, done.Status.CompletionTime)

@@ -292,6 +292,12 @@ type WorkflowStatus struct {
 	// equals the number of steps once all have.
 	// +optional
 	CurrentStep int32 `json:"currentStep,omitempty"`
+	// Progress is the number of steps done over the number of steps, e.g.
+	// "3/5": a step is done once it succeeded, or once its approval timed
+	// out with onTimeout Skip. The workflows manager sets it with every
+	// status it decides.
+	// +optional
+	Progress string `json:"progress,omitempty"`
 	// StepStatuses holds one entry per step, in spec order.
 	// +optional
 	// +listType=map
@@ -350,7 +356,8 @@ type WorkflowStatus struct {
 // +kubebuilder:resource:scope=Namespaced,shortName=onwf,categories=opsnorth
 // +kubebuilder:printcolumn:name="User",type=string,JSONPath=`.spec.userId`
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
-// +kubebuilder:printcolumn:name="Step",type=integer,JSONPath=`.status.currentStep`
+// +kubebuilder:printcolumn:name="Progress",type=string,JSONPath=`.status.progress`
+// +kubebuilder:printcolumn:name="Step",type=integer,JSONPath=`.status.currentStep`,priority=1
 // +kubebuilder:printcolumn:name="Retries",type=integer,JSONPath=`.status.retries`,priority=1
 // +kubebuilder:printcolumn:name="Duration",type=string,JSONPath=`.status.duration`
 // +kubebuilder:printcolumn:name="Message",type=string,JSONPath=`.status.message`,priority=1

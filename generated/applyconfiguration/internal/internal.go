@@ -1894,6 +1894,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: phase
       type:
         scalar: string
+    - name: progress
+      type:
+        scalar: string
     - name: retries
       type:
         scalar: numeric

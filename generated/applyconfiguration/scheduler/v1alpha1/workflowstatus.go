@@ -34,6 +34,11 @@ type WorkflowStatusApplyConfiguration struct {
 	// CurrentStep is the index of the first step that has not finished; it
 	// equals the number of steps once all have.
 	CurrentStep *int32 `json:"currentStep,omitempty"`
+	// Progress is the number of steps done over the number of steps, e.g.
+	// "3/5": a step is done once it succeeded, or once its approval timed
+	// out with onTimeout Skip. The workflows manager sets it with every
+	// status it decides.
+	Progress *string `json:"progress,omitempty"`
 	// StepStatuses holds one entry per step, in spec order.
 	StepStatuses []StepStatusApplyConfiguration `json:"stepStatuses,omitempty"`
 	// StartTime is when the first step was started.
@@ -81,6 +86,14 @@ func (b *WorkflowStatusApplyConfiguration) WithPhase(value schedulerv1alpha1.Wor
 // If called multiple times, the CurrentStep field is set to the value of the last call.
 func (b *WorkflowStatusApplyConfiguration) WithCurrentStep(value int32) *WorkflowStatusApplyConfiguration {
 	b.CurrentStep = &value
+	return b
+}
+
+// WithProgress sets the Progress field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Progress field is set to the value of the last call.
+func (b *WorkflowStatusApplyConfiguration) WithProgress(value string) *WorkflowStatusApplyConfiguration {
+	b.Progress = &value
 	return b
 }
 
