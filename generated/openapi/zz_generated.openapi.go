@@ -19280,6 +19280,13 @@ func schema_scheduler_apis_scheduler_v1alpha1_AgentTaskStatus(ref common.Referen
 							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
 						},
 					},
+					"duration": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Duration is CompletionTime minus StartTime, e.g. \"1m30s\": how long the agent ran. It is set when the task ends, and stays unset for a task whose agent never started.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
 					"output": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Output is the agent's result, read from its termination message: a JSON object of strings is kept as is, any other text under the key \"result\".",

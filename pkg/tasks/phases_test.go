@@ -111,6 +111,7 @@ func TestPhases(t *testing.T) {
 		// The pod decided: the completion is the agent's finish, not the Job's.
 		finished := k.podStatus(pod).ContainerStatuses[0].State.Terminated.FinishedAt
 		assert.True(t, task.Status.CompletionTime.Equal(&finished), "completion %v, agent finished %v", task.Status.CompletionTime, finished)
+		assert.Equal(t, task.Status.CompletionTime.Sub(task.Status.StartTime.Time).String(), task.Status.Duration, "the agent's run time")
 		assert.True(t, meta.IsStatusConditionTrue(task.Status.Conditions, v1alpha1.ConditionReady))
 		assert.Nil(t, meta.FindStatusCondition(task.Status.Conditions, v1alpha1.ConditionReconciling))
 		// Counted after the status write returns: it may trail the status by a moment.

@@ -104,6 +104,7 @@ func applyObservation(st *v1alpha1.AgentTaskStatus, task *v1alpha1.AgentTask, ob
 		completion = &metav1.Time{Time: obs.Now.Truncate(time.Second)}
 	}
 	st.CompletionTime = completion
+	st.Duration = ranFor(st.StartTime, completion)
 	if term := terminated(obs.Pod); term != nil {
 		st.ExitCode = &term.ExitCode
 		st.Output = ParseOutput(term.Message)

@@ -146,7 +146,8 @@ func TestComputeStatus(t *testing.T) {
 			}
 			assert.Equal(t, !got.Phase.IsTerminal(), meta.IsStatusConditionTrue(got.Conditions, v1alpha1.ConditionReconciling))
 			assert.Equal(t, got.Phase.IsTerminal(), got.Settled, "a task without a webhook is settled once it ends")
-			got.Conditions, got.ObservedGeneration, got.Settled = nil, 0, false
+			assert.Equal(t, ranFor(got.StartTime, got.CompletionTime), got.Duration, "the duration is the times' (cases in TestTaskDuration)")
+			got.Conditions, got.ObservedGeneration, got.Settled, got.Duration = nil, 0, false, ""
 			assert.Equal(t, tt.want, got)
 		})
 	}

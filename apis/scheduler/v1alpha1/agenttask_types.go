@@ -163,6 +163,11 @@ type AgentTaskStatus struct {
 	// CompletionTime is when the task reached a terminal phase.
 	// +optional
 	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+	// Duration is CompletionTime minus StartTime, e.g. "1m30s": how long the
+	// agent ran. It is set when the task ends, and stays unset for a task
+	// whose agent never started.
+	// +optional
+	Duration string `json:"duration,omitempty"`
 	// Output is the agent's result, read from its termination message: a JSON
 	// object of strings is kept as is, any other text under the key "result".
 	// +optional
@@ -217,6 +222,7 @@ type AgentTaskStatus struct {
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Exit",type=integer,JSONPath=`.status.exitCode`
 // +kubebuilder:printcolumn:name="Started",type=date,JSONPath=`.status.startTime`
+// +kubebuilder:printcolumn:name="Duration",type=string,JSONPath=`.status.duration`
 // +kubebuilder:printcolumn:name="Message",type=string,JSONPath=`.status.message`,priority=1
 // +kubebuilder:printcolumn:name="Job",type=string,JSONPath=`.status.jobName`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`

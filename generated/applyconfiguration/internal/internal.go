@@ -1119,6 +1119,9 @@ var schemaYAML = typed.YAMLObject(`types:
           elementRelationship: associative
           keys:
           - type
+    - name: duration
+      type:
+        scalar: string
     - name: exitCode
       type:
         scalar: numeric

@@ -39,6 +39,10 @@ type AgentTaskStatusApplyConfiguration struct {
 	StartTime *v1.Time `json:"startTime,omitempty"`
 	// CompletionTime is when the task reached a terminal phase.
 	CompletionTime *v1.Time `json:"completionTime,omitempty"`
+	// Duration is CompletionTime minus StartTime, e.g. "1m30s": how long the
+	// agent ran. It is set when the task ends, and stays unset for a task
+	// whose agent never started.
+	Duration *string `json:"duration,omitempty"`
 	// Output is the agent's result, read from its termination message: a JSON
 	// object of strings is kept as is, any other text under the key "result".
 	Output map[string]string `json:"output,omitempty"`
@@ -111,6 +115,14 @@ func (b *AgentTaskStatusApplyConfiguration) WithStartTime(value v1.Time) *AgentT
 // If called multiple times, the CompletionTime field is set to the value of the last call.
 func (b *AgentTaskStatusApplyConfiguration) WithCompletionTime(value v1.Time) *AgentTaskStatusApplyConfiguration {
 	b.CompletionTime = &value
+	return b
+}
+
+// WithDuration sets the Duration field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Duration field is set to the value of the last call.
+func (b *AgentTaskStatusApplyConfiguration) WithDuration(value string) *AgentTaskStatusApplyConfiguration {
+	b.Duration = &value
 	return b
 }
 
