@@ -217,6 +217,8 @@ type AgentTaskStatus struct {
 // +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 63 && self.metadata.name.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must be a DNS label (at most 63 lowercase letters, digits and '-'): it names the task's Job"
 // +kubebuilder:resource:scope=Namespaced,shortName=at;onat,categories=opsnorth
 // +kubebuilder:selectablefield:JSONPath=`.status.settled`
+// +kubebuilder:selectablefield:JSONPath=`.spec.userId`
+// +kubebuilder:selectablefield:JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Task",type=string,JSONPath=`.spec.taskId`
 // +kubebuilder:printcolumn:name="User",type=string,JSONPath=`.spec.userId`
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`

@@ -354,6 +354,8 @@ type WorkflowStatus struct {
 // +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 63 && self.metadata.name.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must be a DNS label (at most 63 lowercase letters, digits and '-'): it prefixes the names of the step tasks"
 // +kubebuilder:validation:XValidation:rule="(has(self.spec.retry) ? self.spec.retry : 0) == (has(oldSelf.spec.retry) ? oldSelf.spec.retry : 0) || ((has(self.spec.retry) ? self.spec.retry : 0) == (has(oldSelf.spec.retry) ? oldSelf.spec.retry : 0) + 1 && !(has(self.spec.stop) && self.spec.stop) && has(oldSelf.status) && has(oldSelf.status.phase) && oldSelf.status.phase == 'Failed' && (has(oldSelf.status.retries) ? oldSelf.status.retries : 0) == (has(oldSelf.spec.retry) ? oldSelf.spec.retry : 0))",message="spec.retry: raise it by one, with spec.stop clear, to retry a Failed workflow whose last retry started"
 // +kubebuilder:resource:scope=Namespaced,shortName=onwf,categories=opsnorth
+// +kubebuilder:selectablefield:JSONPath=`.spec.userId`
+// +kubebuilder:selectablefield:JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="User",type=string,JSONPath=`.spec.userId`
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Progress",type=string,JSONPath=`.status.progress`
