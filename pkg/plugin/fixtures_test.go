@@ -108,7 +108,10 @@ func failedAfterRetry() *v1alpha1.Workflow {
 		Message: msg, Retries: 1,
 		RetryHistory: []v1alpha1.RetryRecord{{Time: *at(100), Reason: "StepFailed",
 			Message: "step transform failed: agent exited with code 1", Steps: []string{"transform", "load"}}},
-		Conditions: []metav1.Condition{condition(v1alpha1.ConditionReady, metav1.ConditionFalse, "StepFailed", msg)},
+		// As the manager ends a failed workflow: Stalled and Failed beside Ready.
+		Conditions: []metav1.Condition{condition(v1alpha1.ConditionReady, metav1.ConditionFalse, "StepFailed", msg),
+			condition(v1alpha1.ConditionStalled, metav1.ConditionTrue, "StepFailed", msg),
+			condition(v1alpha1.ConditionFailed, metav1.ConditionTrue, "StepFailed", msg)},
 		StepStatuses: []v1alpha1.StepStatus{
 			{Name: "extract", Phase: v1alpha1.StepSucceeded, Attempts: 1, TaskName: taskName("etl", "extract", 0),
 				StartTime: at(0), CompletionTime: at(50), Output: map[string]string{"rows": "1000"}},

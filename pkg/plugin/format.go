@@ -47,10 +47,14 @@ func keys(m map[string]string) string {
 // else: a Stalled condition, or a Ready=False that nothing is working on.
 type stuck struct{ reason, message string }
 
-// stuckOf reads the kstatus conditions: Stalled=True wins; Ready=False
-// without Reconciling=True is stuck too unless the object ended (a failed
-// task or workflow is finished, not stuck).
+// stuckOf reads the kstatus conditions: Stalled=True wins unless Failed=True
+// says it is a failed task's or workflow's end; Ready=False without
+// Reconciling=True is stuck too unless the object ended (a failed task or
+// workflow is finished, not stuck).
 func stuckOf(conds []metav1.Condition, ended bool) *stuck {
+	if meta.IsStatusConditionTrue(conds, v1alpha1.ConditionFailed) {
+		return nil
+	}
 	if c := meta.FindStatusCondition(conds, v1alpha1.ConditionStalled); c != nil && c.Status == metav1.ConditionTrue {
 		return &stuck{reason: c.Reason, message: c.Message}
 	}

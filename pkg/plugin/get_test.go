@@ -80,10 +80,11 @@ func TestGetAgentTask(t *testing.T) {
 	done.Status = v1alpha1.AgentTaskStatus{
 		Phase: v1alpha1.TaskSucceeded, Reason: "Completed", Message: "agent exited with code 0", ExitCode: new(int32(0)),
 		JobName: "research-fetch-0", PodName: "research-fetch-0-abcde", StartTime: at(10), CompletionTime: at(70),
-		Output:     map[string]string{"summary": "secret-ish value", "result": "42"},
-		Webhook:    &v1alpha1.WebhookDelivery{Delivered: true, Attempts: 2, LastStatusCode: 200, LastAttemptTime: at(75)},
-		Settled:    true,
-		Conditions: []metav1.Condition{condition(v1alpha1.ConditionReady, metav1.ConditionTrue, "Succeeded", "agent exited with code 0")},
+		Output:  map[string]string{"summary": "secret-ish value", "result": "42"},
+		Webhook: &v1alpha1.WebhookDelivery{Delivered: true, Attempts: 2, LastStatusCode: 200, LastAttemptTime: at(75)},
+		Settled: true,
+		Conditions: []metav1.Condition{condition(v1alpha1.ConditionReady, metav1.ConditionTrue, "Succeeded", "agent exited with code 0"),
+			condition(v1alpha1.ConditionComplete, metav1.ConditionTrue, "Succeeded", "agent exited with code 0")},
 	}
 	k.createTask(done)
 	runGolden(t, k, []getCase{
