@@ -12,46 +12,45 @@ import (
 
 func TestSetSummary(t *testing.T) {
 	tests := []struct {
-		name            string
-		state           State
-		wantReady       metav1.ConditionStatus
-		wantReconciling bool
-		wantStalled     bool
+		name      string
+		state     State
+		wantReady metav1.ConditionStatus
+		// wantTrue are the conditions besides Ready, all True; no other may be present.
+		wantTrue []string
 	}{
-		{name: "in progress", state: InProgress, wantReady: metav1.ConditionFalse, wantReconciling: true},
+		{name: "in progress", state: InProgress, wantReady: metav1.ConditionFalse, wantTrue: []string{v1alpha1.ConditionReconciling}},
 		{name: "current", state: Current, wantReady: metav1.ConditionTrue},
-		{name: "failed", state: Failed, wantReady: metav1.ConditionFalse},
-		{name: "stalled", state: Stalled, wantReady: metav1.ConditionFalse, wantStalled: true},
+		{name: "failed", state: Failed, wantReady: metav1.ConditionFalse, wantTrue: []string{v1alpha1.ConditionStalled, v1alpha1.ConditionFailed}},
+		{name: "stalled", state: Stalled, wantReady: metav1.ConditionFalse, wantTrue: []string{v1alpha1.ConditionStalled}},
+		{name: "paused", state: Paused, wantReady: metav1.ConditionFalse},
+		{name: "succeeded", state: Succeeded, wantReady: metav1.ConditionTrue, wantTrue: []string{v1alpha1.ConditionComplete}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			// Start from the opposite summary so every condition has to move.
-			var conds []metav1.Condition
-			SetSummary(&conds, 1, InProgress, "Start", "start")
-			SetSummary(&conds, 1, Stalled, "Start", "start")
+		// From every state, so each condition has to appear or go.
+		for _, from := range tests {
+			t.Run(tt.name+" from "+from.name, func(t *testing.T) {
+				var conds []metav1.Condition
+				SetSummary(&conds, 1, from.state, "Start", "start")
 
-			assert.True(t, SetSummary(&conds, 7, tt.state, "Why", "because"))
-			ready := meta.FindStatusCondition(conds, v1alpha1.ConditionReady)
-			if assert.NotNil(t, ready) {
-				assert.Equal(t, tt.wantReady, ready.Status)
-				assert.Equal(t, "Why", ready.Reason)
-				assert.Equal(t, "because", ready.Message)
-				assert.Equal(t, int64(7), ready.ObservedGeneration)
-			}
-			assert.Equal(t, tt.wantReconciling, meta.IsStatusConditionTrue(conds, v1alpha1.ConditionReconciling))
-			assert.Equal(t, tt.wantStalled, meta.IsStatusConditionTrue(conds, v1alpha1.ConditionStalled))
-			assert.Nil(t, findFalse(conds), "false abnormal-true conditions must be removed")
+				assert.True(t, SetSummary(&conds, 7, tt.state, "Why", "because"))
+				ready := meta.FindStatusCondition(conds, v1alpha1.ConditionReady)
+				if assert.NotNil(t, ready) {
+					assert.Equal(t, tt.wantReady, ready.Status)
+				}
+				got := []string{}
+				for _, c := range conds {
+					assert.Equal(t, "Why", c.Reason, c.Type)
+					assert.Equal(t, "because", c.Message, c.Type)
+					assert.Equal(t, int64(7), c.ObservedGeneration, c.Type)
+					if c.Type != v1alpha1.ConditionReady {
+						assert.Equal(t, metav1.ConditionTrue, c.Status, "%s: conditions that are not True are removed", c.Type)
+						got = append(got, c.Type)
+					}
+				}
+				assert.ElementsMatch(t, tt.wantTrue, got)
 
-			assert.False(t, SetSummary(&conds, 7, tt.state, "Why", "because"), "same summary again must report no change")
-		})
-	}
-}
-
-func findFalse(conds []metav1.Condition) *metav1.Condition {
-	for i, c := range conds {
-		if c.Type != v1alpha1.ConditionReady && c.Status != metav1.ConditionTrue {
-			return &conds[i]
+				assert.False(t, SetSummary(&conds, 7, tt.state, "Why", "because"), "same summary again must report no change")
+			})
 		}
 	}
-	return nil
 }

@@ -312,7 +312,7 @@ func summarize(st *v1alpha1.AgentTaskStatus, task *v1alpha1.AgentTask) {
 	gen := task.Generation
 	switch st.Phase {
 	case v1alpha1.TaskSucceeded:
-		conditions.SetSummary(&st.Conditions, gen, conditions.Current, string(st.Phase), st.Message)
+		conditions.SetSummary(&st.Conditions, gen, conditions.Succeeded, string(st.Phase), st.Message)
 	case v1alpha1.TaskFailed, v1alpha1.TaskTimeout:
 		conditions.SetSummary(&st.Conditions, gen, conditions.Failed, conditionReason(st.Reason, string(st.Phase)), st.Message)
 	case v1alpha1.TaskRunning:

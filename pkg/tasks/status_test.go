@@ -145,6 +145,13 @@ func TestComputeStatus(t *testing.T) {
 				assert.Equal(t, want, ready.Status)
 			}
 			assert.Equal(t, !got.Phase.IsTerminal(), meta.IsStatusConditionTrue(got.Conditions, v1alpha1.ConditionReconciling))
+			failed := got.Phase.IsTerminal() && got.Phase != v1alpha1.TaskSucceeded
+			assert.Equal(t, failed, meta.IsStatusConditionTrue(got.Conditions, v1alpha1.ConditionStalled), "Stalled")
+			assert.Equal(t, failed, meta.IsStatusConditionTrue(got.Conditions, v1alpha1.ConditionFailed), "Failed")
+			assert.Equal(t, got.Phase == v1alpha1.TaskSucceeded, meta.IsStatusConditionTrue(got.Conditions, v1alpha1.ConditionComplete), "Complete")
+			if failed {
+				assert.Equal(t, got.Reason, meta.FindStatusCondition(got.Conditions, v1alpha1.ConditionFailed).Reason, "Failed carries the reason")
+			}
 			assert.Equal(t, got.Phase.IsTerminal(), got.Settled, "a task without a webhook is settled once it ends")
 			assert.Equal(t, ranFor(got.StartTime, got.CompletionTime), got.Duration, "the duration is the times' (cases in TestTaskDuration)")
 			got.Conditions, got.ObservedGeneration, got.Settled, got.Duration = nil, 0, false, ""

@@ -48,8 +48,7 @@ func TestSuspendedStartsNothing(t *testing.T) {
 	assert.Equal(t, v1alpha1.WorkflowSuspended, p.status.Phase)
 	assert.Equal(t, ReasonSuspended, p.reason)
 	assert.Equal(t, t0.Add(5*time.Second), p.status.SuspendTime.Time)
-	assert.True(t, meta.IsStatusConditionTrue(p.status.Conditions, ConditionSuspended))
-	assert.False(t, meta.IsStatusConditionTrue(p.status.Conditions, v1alpha1.ConditionReconciling))
+	assertSummary(t, p.status)
 
 	wf.Status = p.status
 	wf.Spec.Suspend = false
@@ -114,11 +113,13 @@ func TestRetryStatusKeepsSucceeded(t *testing.T) {
 	failed := decide(observe(wf, t0.Add(20*time.Second), task(wf, "a", 0, v1alpha1.TaskSucceeded, map[string]string{"k": "v"}),
 		task(wf, "b", 0, v1alpha1.TaskFailed, nil)))
 	require.Equal(t, v1alpha1.WorkflowFailed, failed.status.Phase)
+	assertSummary(t, failed.status)
 	wf.Status = failed.status
 	require.True(t, retryRequested(wf))
 
 	st := retryStatus(wf, t0.Add(30*time.Second))
 	assert.Equal(t, v1alpha1.WorkflowRunning, st.Phase)
+	assertSummary(t, st)
 	assert.Equal(t, int32(1), st.Retries)
 	assert.Equal(t, []v1alpha1.RetryRecord{{Time: metav1.NewTime(t0.Add(30 * time.Second)), Reason: ReasonStepFailed,
 		Message: failed.status.Message, Steps: []string{"b", "c"}}}, st.RetryHistory)

@@ -189,7 +189,7 @@ func startable(obs *observation, views []stepView) ([]start, int) {
 func finish(obs *observation, st *v1alpha1.WorkflowStatus, views []stepView, reason, msg string) {
 	state, phase := conditions.Failed, v1alpha1.WorkflowFailed
 	if reason == ReasonSucceeded {
-		state, phase = conditions.Current, v1alpha1.WorkflowSucceeded
+		state, phase = conditions.Succeeded, v1alpha1.WorkflowSucceeded
 	}
 	for i := range views {
 		views[i].stop(obs.now, "the workflow "+strings.ToLower(string(phase))+": "+msg)

@@ -350,6 +350,7 @@ func TestDecide(t *testing.T) {
 			require.NotNil(t, ready)
 			assert.Equal(t, tt.wantReason, ready.Reason)
 			assert.Equal(t, int64(1), ready.ObservedGeneration)
+			assertSummary(t, st)
 			if st.Phase.IsTerminal() {
 				require.NotNil(t, st.CompletionTime)
 				assert.Equal(t, st.CompletionTime.Sub(st.StartTime.Time).String(), st.Duration)

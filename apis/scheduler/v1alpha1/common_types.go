@@ -18,6 +18,18 @@ const (
 	ConditionStalled = "Stalled"
 )
 
+// Condition types of the kinds that run to completion (AgentTask, Workflow),
+// named and set as a batch Job's, so `kubectl wait --for=condition=Complete`
+// and `--for=condition=Failed` work on them as on Jobs. At most one is
+// present, and only once the object ended.
+const (
+	// ConditionComplete is True once the object succeeded.
+	ConditionComplete = "Complete"
+	// ConditionFailed is True once the object ended in failure, with the
+	// failure's reason and message (a retried Workflow loses it again).
+	ConditionFailed = "Failed"
+)
+
 // ResourceRequirements are the compute resources of one container.
 // +kubebuilder:validation:XValidation:rule="!has(self.requests) || !has(self.limits) || ((!has(self.requests.cpu) || !has(self.limits.cpu) || quantity(string(self.requests.cpu)).compareTo(quantity(string(self.limits.cpu))) <= 0) && (!has(self.requests.memory) || !has(self.limits.memory) || quantity(string(self.requests.memory)).compareTo(quantity(string(self.limits.memory))) <= 0) && (!has(self.requests.ephemeralStorage) || !has(self.limits.ephemeralStorage) || quantity(string(self.requests.ephemeralStorage)).compareTo(quantity(string(self.limits.ephemeralStorage))) <= 0))",message="each request must not exceed the limit of the same resource"
 // +kubebuilder:validation:XValidation:rule="!has(self.requests) || !has(self.requests.extended) || (has(self.limits) && has(self.limits.extended) && self.requests.extended.all(k, k in self.limits.extended && quantity(string(self.requests.extended[k])).compareTo(quantity(string(self.limits.extended[k]))) == 0))",message="extended resources cannot be overcommitted: each in requests.extended must be in limits.extended with the same amount"
