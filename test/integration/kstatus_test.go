@@ -27,6 +27,9 @@ type phaseCase struct {
 	met []string
 }
 
+// phaseCases are every kind's, in the README's order.
+var phaseCases = slices.Concat(taskCases, workflowCases, appCases, agentCases, unreconciledCases)
+
 // waitConditions are the conditions whose match every case checks.
 var waitConditions = []string{v1alpha1.ConditionReady, v1alpha1.ConditionReconciling, v1alpha1.ConditionStalled,
 	v1alpha1.ConditionComplete, v1alpha1.ConditionFailed, workflows.ConditionSuspended}
@@ -44,8 +47,7 @@ const (
 // kpt live status) and kubectl wait make of it.
 func TestWhatToolsSee(t *testing.T) {
 	s := newStage(t)
-	cases := slices.Concat(taskCases, workflowCases, appCases, agentCases, unreconciledCases)
-	for _, tc := range cases {
+	for _, tc := range phaseCases {
 		t.Run(tc.kind+"/"+tc.phase, func(t *testing.T) {
 			t.Parallel()
 			ref := tc.drive(t, s)
