@@ -2,20 +2,25 @@ package integration
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/dynamic"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ossav1 "opsnorth.io/scheduler/apis/ossa/v1"
 	schedulerv1alpha1 "opsnorth.io/scheduler/apis/scheduler/v1alpha1"
 	"opsnorth.io/scheduler/pkg/deployments"
+	"opsnorth.io/scheduler/pkg/labelkeys"
 	"opsnorth.io/scheduler/pkg/tasks"
 	"opsnorth.io/scheduler/pkg/testenv"
 	"opsnorth.io/scheduler/pkg/testkit"
@@ -42,24 +47,48 @@ type objRef struct{ kind, namespace, name string }
 func newStage(t *testing.T) *stage {
 	t.Helper()
 	env := testenv.Require(t)
-	scheme := runtime.NewScheme()
-	require.NoError(t, clientgoscheme.AddToScheme(scheme))
-	require.NoError(t, schedulerv1alpha1.AddToScheme(scheme))
-	require.NoError(t, ossav1.AddToScheme(scheme))
-	c, err := client.New(env.Config, client.Options{Scheme: scheme})
-	require.NoError(t, err)
-	s := &stage{c: c, dc: newDynamicClient(t, env.Config), kubectl: newKubectlWait(t, env)}
+	s := &stage{dc: newDynamicClient(t, env.Config), kubectl: newKubectlWait(t, env)}
 	for _, ns := range []*string{&s.tasks, &s.workflows, &s.apps, &s.agents, &s.idle} {
 		*ns = uniqueName("kstatus")
 		ensureNamespace(t, env.Config, *ns)
 	}
+	// Cleanups run last first: this one once the managers stopped.
+	t.Cleanup(func() { s.removeLeftovers(t) })
 	// The Workflows' step tasks are played by the test (stage.finishStep), so
 	// the tasks manager stays out of their namespace.
 	testkit.StartManager(t, env.Config, tasks.NewComponent(), "--task-namespace="+s.tasks)
 	testkit.StartManager(t, env.Config, workflows.NewComponent(), "--workflow-namespace="+s.workflows)
 	testkit.StartManager(t, env.Config, deployments.NewComponent(), "--deployment-domain=apps.example.com",
 		"--watch-namespace="+s.apps+","+s.agents)
+	// After the managers: their start sets controller-runtime's logger.
+	scheme := runtime.NewScheme()
+	require.NoError(t, clientgoscheme.AddToScheme(scheme))
+	require.NoError(t, schedulerv1alpha1.AddToScheme(scheme))
+	require.NoError(t, ossav1.AddToScheme(scheme))
+	var err error
+	s.c, err = client.New(env.Config, client.Options{Scheme: scheme})
+	require.NoError(t, err)
 	return s
+}
+
+// removeLeftovers deletes what the managers made in their own namespace:
+// the workflows manager's step key, which other tests of this package
+// create themselves, and the host claims of the test's apps.
+func (s *stage) removeLeftovers(t *testing.T) {
+	if s.c == nil {
+		return // the managers did not start
+	}
+	ctx := context.Background()
+	key := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: testkit.ManagerNamespace, Name: workflows.StepKeySecret}}
+	require.NoError(t, client.IgnoreNotFound(s.c.Delete(ctx, key)))
+	var claims coordinationv1.LeaseList
+	require.NoError(t, s.c.List(ctx, &claims, client.InNamespace(testkit.ManagerNamespace),
+		client.MatchingLabels{labelkeys.HostClaim: labelkeys.HostClaimValue}))
+	for i := range claims.Items {
+		if strings.HasPrefix(ptr.Deref(claims.Items[i].Spec.HolderIdentity, ""), s.apps+"/") {
+			require.NoError(t, client.IgnoreNotFound(s.c.Delete(ctx, &claims.Items[i])))
+		}
+	}
 }
 
 // create creates obj, failing the test on an error.
@@ -111,26 +140,4 @@ func conditionsOf(t *testing.T, u *unstructured.Unstructured) []metav1.Condition
 	}
 	require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &st))
 	return st.Status.Conditions
-}
-
-// idle creates an object of kind in the namespace no manager watches.
-func idle(kind string) func(t *testing.T, s *stage) objRef {
-	return func(t *testing.T, s *stage) objRef {
-		name := uniqueName("idle")
-		var obj client.Object
-		switch kind {
-		case kindAgentTask:
-			obj = testkit.MakeAgentTask(name, s.idle).Obj()
-		case kindWorkflow:
-			obj = testkit.MakeWorkflow(name, s.idle).Step(testkit.MakeStep("a")).Obj()
-		case kindUserDeployment:
-			obj = rawApp(s.idle, name)
-		case kindAgent:
-			obj = testkit.MakeAgent(name, s.idle).Obj()
-		case kindDeploymentTemplate:
-			obj = validDeploymentTemplate(name)
-		}
-		s.create(t, obj)
-		return objRef{kind: kind, namespace: obj.GetNamespace(), name: name}
-	}
 }

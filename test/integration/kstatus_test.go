@@ -6,8 +6,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"opsnorth.io/scheduler/apis/scheduler/v1alpha1"
+	"opsnorth.io/scheduler/pkg/testkit"
 	"opsnorth.io/scheduler/pkg/workflows"
 )
 
@@ -82,4 +84,26 @@ var unreconciledCases = []phaseCase{
 	{kind: "Agent", phase: "not yet reconciled", drive: idle(kindAgent), kstatus: status.CurrentStatus},
 	// No manager writes a template's status: it is Current as soon as it exists.
 	{kind: "DeploymentTemplate", phase: "any", drive: idle(kindDeploymentTemplate), kstatus: status.CurrentStatus},
+}
+
+// idle creates an object of kind in the namespace no manager watches.
+func idle(kind string) func(t *testing.T, s *stage) objRef {
+	return func(t *testing.T, s *stage) objRef {
+		name := uniqueName("idle")
+		var obj client.Object
+		switch kind {
+		case kindAgentTask:
+			obj = testkit.MakeAgentTask(name, s.idle).Obj()
+		case kindWorkflow:
+			obj = testkit.MakeWorkflow(name, s.idle).Step(testkit.MakeStep("a")).Obj()
+		case kindUserDeployment:
+			obj = rawApp(s.idle, name)
+		case kindAgent:
+			obj = testkit.MakeAgent(name, s.idle).Obj()
+		case kindDeploymentTemplate:
+			obj = validDeploymentTemplate(name)
+		}
+		s.create(t, obj)
+		return objRef{kind: kind, namespace: obj.GetNamespace(), name: name}
+	}
 }
