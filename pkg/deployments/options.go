@@ -88,13 +88,12 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.Var(&o.ReservedHosts, "reserved-hosts",
 		"Comma-separated first host labels no app may take: a UserDeployment whose host (<name>.<domain>, <name>-<service>.<domain>) "+
 			"begins with one is refused (HostReserved). Empty reserves none.")
-	o.WatchNamespaces = nil
-	fs.Var(&o.WatchNamespaces, "watch-namespace",
+	manager.AddWatchNamespaceFlag(fs, &o.WatchNamespaces,
 		"Comma-separated namespaces whose UserDeployments are reconciled; empty means all namespaces.")
 	manager.BindEnvs(fs,
 		"deployment-domain", "cluster-secret-store", "secret-key-prefix", "default-max-tier", "disable-network-policies", "namespace-prefix",
 		"tier-config", "ingress-entrypoint", "cert-resolver", "public-ingress-class",
-		"internal-ingress-class", "ingress-controller-namespace", "watch-namespace", "reserved-hosts")
+		"internal-ingress-class", "ingress-controller-namespace", "reserved-hosts")
 }
 
 // Validate reports every invalid option, each error naming its flag.

@@ -30,8 +30,8 @@ func BindEnv(fs *pflag.FlagSet, flagName, env string) {
 }
 
 // BindEnvs binds each flag of flagNames to the environment variable named
-// after it: upper case, dashes as underscores (--task-namespace falls back
-// to TASK_NAMESPACE). See BindEnv.
+// after it: upper case, dashes as underscores (--watch-namespace falls back
+// to WATCH_NAMESPACE). See BindEnv.
 func BindEnvs(fs *pflag.FlagSet, flagNames ...string) {
 	for _, name := range flagNames {
 		BindEnv(fs, name, strings.ToUpper(strings.ReplaceAll(name, "-", "_")))
@@ -48,19 +48,40 @@ func EnvVar(f *pflag.Flag) (string, bool) {
 }
 
 // applyEnv sets every flag of fs that was not given on the command line from
-// its bound environment variable, if that variable is set.
+// its bound environment variable, if that variable is set. A deprecated
+// alias's variable (AddDeprecatedAlias) counts only where its flag's own is
+// unset, and its use is warned about on fs's output.
 func applyEnv(fs *pflag.FlagSet, lookup func(string) (string, bool)) error {
-	var err error
-	fs.VisitAll(func(f *pflag.Flag) {
+	given, err := givenFlags(fs)
+	if err != nil {
+		return err
+	}
+	valueOf := func(f *pflag.Flag) (string, string, bool) {
 		env, ok := EnvVar(f)
-		if err != nil || !ok || f.Changed {
-			return
+		if !ok {
+			return "", "", false
 		}
 		value, set := lookup(env)
-		if !set || (value == "" && !acceptsEmpty(f)) {
+		return env, value, set && (value != "" || acceptsEmpty(f))
+	}
+	fs.VisitAll(func(f *pflag.Flag) {
+		env, value, set := valueOf(f)
+		if err != nil || !set || given[primaryOf(f)] {
 			return
 		}
-		if setErr := fs.Set(f.Name, value); setErr != nil {
+		if p := aliasOf(f); p != "" {
+			newEnv, _, newSet := valueOf(fs.Lookup(p))
+			if newSet {
+				return
+			}
+			if newEnv == "" {
+				newEnv = "--" + p
+			}
+			_, _ = fmt.Fprintf(fs.Output(), "Environment variable %s is deprecated, use %s instead\n", env, newEnv)
+		}
+		// An alias sets its flag's value: the same, without pflag's
+		// warning about a deprecated flag on the command line.
+		if setErr := fs.Set(primaryOf(f), value); setErr != nil {
 			err = fmt.Errorf("invalid value %q for %s (--%s): %w", value, env, f.Name, setErr)
 		}
 	})

@@ -55,7 +55,7 @@ func startManager(t *testing.T, namespace string, args ...string) *testkit.Manag
 func startManagerAs(t *testing.T, base *rest.Config, namespace string, args ...string) *testkit.Manager {
 	t.Helper()
 	return testkit.StartManager(t, base, tasks.NewComponent(),
-		append([]string{"--task-namespace=" + namespace, "--max-concurrent-reconciles=4"}, args...)...)
+		append([]string{"--watch-namespace=" + namespace, "--max-concurrent-reconciles=4"}, args...)...)
 }
 
 // testArgs are the default flags with fast webhook retries and, with

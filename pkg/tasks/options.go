@@ -37,9 +37,10 @@ type Options struct {
 // AddFlags registers the tasks flags on fs, setting o to their defaults.
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	def := DefaultConfig()
-	o.TaskNamespaces = nil
-	fs.Var(&o.TaskNamespaces, "task-namespace",
-		"Comma-separated namespaces whose AgentTasks are reconciled; empty (the default) means all namespaces. Either way a task is run only in a namespace bound to its user (label scheduler.opsnorth.io/tenant) or a backend namespace (label scheduler.opsnorth.io/backend=true); elsewhere it fails with reason NamespaceNotServed.")
+	// --task-namespace (TASK_NAMESPACE) is the flag's old, deprecated name.
+	manager.AddWatchNamespaceFlag(fs, &o.TaskNamespaces,
+		"Comma-separated namespaces whose AgentTasks are reconciled; empty (the default) means all namespaces. Either way a task is run only in a namespace bound to its user (label scheduler.opsnorth.io/tenant) or a backend namespace (label scheduler.opsnorth.io/backend=true); elsewhere it fails with reason NamespaceNotServed.",
+		"task-namespace")
 	fs.BoolVar(&o.AllowPrivilegedTasks, "allow-privileged-tasks", false,
 		"Run agent pods without the restricted security context (non-root, RuntimeDefault seccomp, no privilege escalation, all capabilities dropped).")
 	o.Webhook.AddFlags(fs)
@@ -54,7 +55,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.PodDefaultsFile, "pod-defaults", "",
 		"YAML file of placement every agent pod gets unless its task sets its own: nodeSelector, tolerations, affinity, priorityClassName, runtimeClassName, podMetadata (labels, annotations); with 'enforce: true' tasks may not override what it sets (reason PodDefaultsEnforced); allowedPriorityClasses lists the PriorityClasses tasks may choose (none without it: reason PriorityClassNotAllowed); allowedTolerations, allowedRuntimeClasses, allowedNodeLabels, allowedTopologyKeys, allowUnscopedPodAffinity, allowedLabelPrefixes and allowedAnnotationPrefixes bound a task's own placement and pod metadata (reasons PlacementNotAllowed, PodMetadataNotAllowed). Without it those lists are empty.")
 	manager.BindEnvs(fs,
-		"task-namespace", "allow-privileged-tasks", "default-ttl-seconds-after-finished",
+		"allow-privileged-tasks", "default-ttl-seconds-after-finished",
 		"pending-status-delay", "default-start-timeout", "default-task-ttl-seconds-after-settled", "pod-defaults")
 }
 

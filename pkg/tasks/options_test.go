@@ -16,7 +16,8 @@ import (
 )
 
 func TestTaskNamespaces(t *testing.T) {
-	testkit.NamespaceFlag(t, NewComponent, "task-namespace", "TASK_NAMESPACE", nil)
+	testkit.NamespaceFlag(t, NewComponent, "watch-namespace", "WATCH_NAMESPACE", nil)
+	testkit.NamespaceFlagAlias(t, NewComponent, "task-namespace", "TASK_NAMESPACE")
 }
 
 func TestComponent(t *testing.T) {
@@ -98,7 +99,7 @@ func TestTaskFlags(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			testkit.UnsetEnv(t, append(tasksEnv, "TASK_NAMESPACE")...)
+			testkit.UnsetEnv(t, append(tasksEnv, "TASK_NAMESPACE", "WATCH_NAMESPACE")...)
 			for name, value := range tt.env {
 				t.Setenv(name, value)
 			}
@@ -122,7 +123,7 @@ func podDefaultsFile(t *testing.T, content string) string {
 func TestHelp(t *testing.T) {
 	help := testkit.HelpText(t, NewComponent())
 	for _, want := range []string{
-		"--task-namespace", "(env TASK_NAMESPACE)", "empty (the default) means all namespaces", "reason NamespaceNotServed",
+		"--watch-namespace", "(env WATCH_NAMESPACE)", "empty (the default) means all namespaces", "reason NamespaceNotServed",
 		"--kube-api-qps", "(env KUBE_API_QPS)", "--leader-elect", "--version",
 		"--allow-privileged-tasks", "(env ALLOW_PRIVILEGED_TASKS)", "--webhook-allowed-cidrs", "(env WEBHOOK_ALLOWED_CIDRS)",
 		"--webhook-timeout", "(default 10s)", "--webhook-max-attempts", "(default 8)",

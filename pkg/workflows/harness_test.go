@@ -39,7 +39,7 @@ func startManager(t *testing.T, namespace string, args ...string) *testkit.Manag
 	t.Helper()
 	env := testenv.Require(t)
 	return testkit.StartManager(t, testkit.ManagerConfig(t, env, "workflows", namespace), workflows.NewComponent(),
-		append([]string{"--workflow-namespace=" + namespace, "--webhook-allowed-cidrs=127.0.0.0/8",
+		append([]string{"--watch-namespace=" + namespace, "--webhook-allowed-cidrs=127.0.0.0/8",
 			"--webhook-retry-base-delay=200ms", "--webhook-retry-max-delay=1s"}, args...)...)
 }
 

@@ -173,7 +173,7 @@ func TestForeignTaskNameConflict(t *testing.T) {
 	assert.Nil(t, meta.FindStatusCondition(done.Status.Conditions, v1alpha1.ConditionStalled))
 }
 
-// TestAllNamespaces: with an empty --workflow-namespace the manager watches
+// TestAllNamespaces: with an empty --watch-namespace the manager watches
 // Workflows and their AgentTasks in every namespace.
 func TestAllNamespaces(t *testing.T) {
 	k := newCluster(t)

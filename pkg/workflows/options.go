@@ -21,12 +21,13 @@ type Options struct {
 
 // AddFlags registers the workflows flags on fs, setting o to their defaults.
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
-	o.WorkflowNamespaces = nil
-	fs.Var(&o.WorkflowNamespaces, "workflow-namespace",
-		"Comma-separated namespaces whose Workflows are reconciled; empty (the default) means all namespaces. Either way a workflow is run only in a namespace bound to its user (label scheduler.opsnorth.io/tenant) or a backend namespace (label scheduler.opsnorth.io/backend=true); elsewhere it fails with reason NamespaceNotServed.")
+	// --workflow-namespace (WORKFLOW_NAMESPACE) is the flag's old, deprecated name.
+	manager.AddWatchNamespaceFlag(fs, &o.WorkflowNamespaces,
+		"Comma-separated namespaces whose Workflows are reconciled; empty (the default) means all namespaces. Either way a workflow is run only in a namespace bound to its user (label scheduler.opsnorth.io/tenant) or a backend namespace (label scheduler.opsnorth.io/backend=true); elsewhere it fails with reason NamespaceNotServed.",
+		"workflow-namespace")
 	fs.Int32Var(&o.DefaultTTLSecondsAfterFinished, "default-workflow-ttl-seconds-after-finished", -1,
 		"Seconds a finished Workflow (webhook delivered or given up) is kept after its completionTime before it is deleted with its step tasks, unless it sets ttlSecondsAfterFinished. Negative (the default) keeps it.")
-	manager.BindEnvs(fs, "workflow-namespace", "default-workflow-ttl-seconds-after-finished")
+	manager.BindEnvs(fs, "default-workflow-ttl-seconds-after-finished")
 	o.Webhook.AddFlags(fs)
 }
 

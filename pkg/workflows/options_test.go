@@ -14,7 +14,8 @@ import (
 )
 
 func TestWorkflowNamespaces(t *testing.T) {
-	testkit.NamespaceFlag(t, NewComponent, "workflow-namespace", "WORKFLOW_NAMESPACE", nil)
+	testkit.NamespaceFlag(t, NewComponent, "watch-namespace", "WATCH_NAMESPACE", nil)
+	testkit.NamespaceFlagAlias(t, NewComponent, "workflow-namespace", "WORKFLOW_NAMESPACE")
 }
 
 func TestComponent(t *testing.T) {
@@ -27,7 +28,7 @@ func TestComponent(t *testing.T) {
 }
 
 func TestWebhookFlags(t *testing.T) {
-	testkit.UnsetEnv(t, "WORKFLOW_NAMESPACE")
+	testkit.UnsetEnv(t, "WORKFLOW_NAMESPACE", "WATCH_NAMESPACE")
 	tests := []struct {
 		name    string
 		env     map[string]string
@@ -83,7 +84,7 @@ func TestWebhookFlags(t *testing.T) {
 func TestHelp(t *testing.T) {
 	help := testkit.HelpText(t, NewComponent())
 	for _, want := range []string{
-		"--workflow-namespace", "(env WORKFLOW_NAMESPACE)", "empty (the default) means all namespaces", "reason NamespaceNotServed",
+		"--watch-namespace", "(env WATCH_NAMESPACE)", "empty (the default) means all namespaces", "reason NamespaceNotServed",
 		"--kube-api-qps", "(env KUBE_API_QPS)", "--leader-elect", "--version",
 		"--default-workflow-ttl-seconds-after-finished", "(env DEFAULT_WORKFLOW_TTL_SECONDS_AFTER_FINISHED)", "(default -1)",
 	} {

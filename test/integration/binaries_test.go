@@ -39,8 +39,8 @@ func TestManagerBinaries(t *testing.T) {
 		flags     []string
 	}{
 		{component: "deployments", leaseID: "deployments.scheduler.opsnorth.io", flags: []string{"--deployment-domain=apps.example.test"}},
-		{component: "tasks", leaseID: "tasks.scheduler.opsnorth.io", flags: []string{"--task-namespace=default"}},
-		{component: "workflows", leaseID: "workflows.scheduler.opsnorth.io", flags: []string{"--workflow-namespace=default"}},
+		{component: "tasks", leaseID: "tasks.scheduler.opsnorth.io", flags: []string{"--watch-namespace=default"}},
+		{component: "workflows", leaseID: "workflows.scheduler.opsnorth.io", flags: []string{"--watch-namespace=default"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.component, func(t *testing.T) {
