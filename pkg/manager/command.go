@@ -67,6 +67,9 @@ func NewCommand(c Component, options ...CommandOption) *cobra.Command {
 	}
 	cmd.SetVersionTemplate(fmt.Sprintf("{{.Name}} {{.Version}} (%s %s/%s)\n",
 		goruntime.Version(), goruntime.GOOS, goruntime.GOARCH))
+	// The chart's `helm test` runs it; no shell completion command.
+	cmd.AddCommand(newCheckInstallCommand())
+	cmd.CompletionOptions.DisableDefaultCmd = true
 	fs := cmd.Flags()
 	fs.SortFlags = false
 	opts.AddFlags(fs)

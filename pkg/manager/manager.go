@@ -106,15 +106,7 @@ func namespacesOf(c Component) Namespaces {
 // restConfig loads the kubeconfig (--kubeconfig, else controller-runtime's
 // KUBECONFIG / in-cluster / $HOME order) and applies the client rate limits.
 func restConfig(opts Options, c Component) (*rest.Config, error) {
-	var (
-		cfg *rest.Config
-		err error
-	)
-	if opts.Kubeconfig != "" {
-		cfg, err = clientcmd.BuildConfigFromFlags("", opts.Kubeconfig)
-	} else {
-		cfg, err = config.GetConfig()
-	}
+	cfg, err := loadRESTConfig(opts.Kubeconfig)
 	if err != nil {
 		return nil, err
 	}
@@ -122,6 +114,15 @@ func restConfig(opts Options, c Component) (*rest.Config, error) {
 	cfg.Burst = opts.KubeAPIBurst
 	cfg.UserAgent = fmt.Sprintf("%s/%s", c.FieldOwner(), version)
 	return cfg, nil
+}
+
+// loadRESTConfig reads the kubeconfig file at path or, when empty,
+// controller-runtime's default: KUBECONFIG, in-cluster, $HOME/.kube/config.
+func loadRESTConfig(path string) (*rest.Config, error) {
+	if path != "" {
+		return clientcmd.BuildConfigFromFlags("", path)
+	}
+	return config.GetConfig()
 }
 
 // newScheme returns client-go's scheme, the scheduler API and the
