@@ -19,6 +19,8 @@ var (
 	repoRoot   = filepath.Join("..", "..")
 	chartDir   = filepath.Join(repoRoot, "manifests", "charts", "opsnorth-scheduler")
 	allInOne   = filepath.Join(repoRoot, "kustomize", "overlays", "all-in-one")
+	cluster    = filepath.Join(repoRoot, "kustomize", "overlays", "cluster")
+	monitoring = filepath.Join(repoRoot, "kustomize", "components", "monitoring")
 	thirdParty = filepath.Join(repoRoot, "manifests", "thirdparty")
 )
 

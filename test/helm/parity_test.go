@@ -3,6 +3,7 @@ package helm
 import (
 	"fmt"
 	"maps"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -16,16 +17,54 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
-// TestChartMatchesKustomize renders the chart (defaults, ServiceMonitor on)
-// and kustomize/overlays/all-in-one and requires the same install: the same
-// objects, the same RBAC rules (compared as sets of single permissions) and
-// bindings, the same CRDs, admission policies, NetworkPolicy, Services,
-// PodDisruptionBudgets, and manager pods hardened and probed alike. The chart
-// may add labels and annotations, and flags and env vars whose values are the
-// binaries' defaults.
+// TestChartMatchesKustomize renders the chart and
+// kustomize/overlays/all-in-one, both with and without the ServiceMonitor
+// (monitoring.serviceMonitor.enabled; the opt-in component
+// kustomize/components/monitoring), and requires the same install: the same
+// objects (but the managers' Namespace, which under Helm is the release
+// namespace that `helm install --create-namespace` makes), the same RBAC
+// rules (compared as sets of single permissions) and bindings, the same CRDs,
+// admission policies, NetworkPolicy, Services, PodDisruptionBudgets, and
+// manager pods hardened and probed alike. The chart may add labels and
+// annotations, and flags and env vars whose values are the binaries'
+// defaults.
 func TestChartMatchesKustomize(t *testing.T) {
-	chart := byKey(t, render(t, "monitoring.serviceMonitor.enabled=true").objs)
-	kustomize := byKey(t, renderKustomize(t, allInOne))
+	for name, tc := range map[string]struct {
+		set        []string
+		components []string
+	}{
+		"defaults":       {},
+		"ServiceMonitor": {set: []string{"monitoring.serviceMonitor.enabled=true"}, components: []string{monitoring}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			kustomize := byKey(t, renderKustomize(t, allInOne, tc.components...))
+			assertSameInstall(t, byKey(t, render(t, tc.set...).objs), kustomize)
+		})
+	}
+}
+
+// TestKustomizeMonitoringOptIn: the cluster unit and all-in-one carry no
+// ServiceMonitor (a cluster without prometheus-operator refuses the kind,
+// and with it the whole apply); an overlay adding
+// kustomize/components/monitoring carries the one the chart renders with
+// monitoring.serviceMonitor.enabled.
+func TestKustomizeMonitoringOptIn(t *testing.T) {
+	chart := render(t, "monitoring.serviceMonitor.enabled=true").get("ServiceMonitor", releaseNamespace, "opsnorth-scheduler")
+	require.NotNil(t, chart)
+	for _, dir := range []string{cluster, allInOne} {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			assert.Empty(t, (&rendered{objs: renderKustomize(t, dir)}).ofKind("ServiceMonitor"), "not without the component")
+			with := (&rendered{objs: renderKustomize(t, dir, monitoring)}).ofKind("ServiceMonitor")
+			require.Len(t, with, 1, "the component adds it")
+			assert.Equal(t, key(chart), key(with[0]))
+			assert.Equal(t, chart.Object["spec"], with[0].Object["spec"])
+		})
+	}
+}
+
+// assertSameInstall compares the chart's objects with kustomize's, by key.
+func assertSameInstall(t *testing.T, chart, kustomize map[string]*unstructured.Unstructured) {
+	t.Helper()
 	assert.ElementsMatch(t, slices.Collect(maps.Keys(kustomize)), slices.Collect(maps.Keys(chart)),
 		"the chart and the all-in-one overlay install the same objects")
 

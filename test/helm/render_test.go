@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -22,6 +25,15 @@ import (
 
 const releaseName = "opsnorth-scheduler"
 
+// releaseNamespace is the namespace the tests install the release into, as
+// the README does (helm install -n opsnorth-system --create-namespace): the
+// managers' namespace.
+const releaseNamespace = "opsnorth-system"
+
+// testDomain is the deploymentDomain every render sets unless it sets its
+// own: the chart has no default.
+const testDomain = "managers.deployments.deploymentDomain=apps.example.com"
+
 // loadChart loads the chart from its directory, as `helm install <dir>` does.
 func loadChart(t *testing.T) *chartv2.Chart {
 	t.Helper()
@@ -33,10 +45,11 @@ func loadChart(t *testing.T) *chartv2.Chart {
 // values parses --set style assignments ("a.b=c") into values, as the helm
 // CLI does; one prefixed "json:" is a --set-json one ("json:a.b=12.5"), for
 // what --set cannot spell (it reads 12.5 as a string).
+// testDomain comes first, so an assignment of the test's own wins.
 func values(t *testing.T, set ...string) map[string]any {
 	t.Helper()
 	vals := map[string]any{}
-	for _, s := range set {
+	for _, s := range append([]string{testDomain}, set...) {
 		if j, ok := strings.CutPrefix(s, "json:"); ok {
 			require.NoError(t, strvals.ParseJSON(j, vals), "--set-json %s", j)
 			continue
@@ -58,20 +71,28 @@ var kubeVersion = func() *common.KubeVersion {
 	return v
 }()
 
-// rendered is the chart's output for one set of values.
+// rendered is the chart's output for one set of values: the release's
+// objects, and apart from them its hooks (the helm test's).
 type rendered struct {
 	objs     []*unstructured.Unstructured
+	hooks    []*unstructured.Unstructured
 	manifest string
 	notes    string
 }
 
-// renderChart renders the chart as `helm template --include-crds` does (the
-// values schema applies), and returns an error where Helm refuses.
+// renderChart renders the chart into releaseNamespace; see renderChartIn.
 func renderChart(ch *chartv2.Chart, vals map[string]any) (*rendered, error) {
+	return renderChartIn(ch, vals, releaseNamespace)
+}
+
+// renderChartIn renders the chart as `helm template -n namespace
+// --include-crds` does (the values schema applies), and returns an error
+// where Helm refuses.
+func renderChartIn(ch *chartv2.Chart, vals map[string]any, namespace string) (*rendered, error) {
 	install := action.NewInstall(action.NewConfiguration())
 	install.DryRunStrategy = action.DryRunClient
 	install.ReleaseName = releaseName
-	install.Namespace = "default"
+	install.Namespace = namespace
 	install.Replace = true
 	install.IncludeCRDs = true
 	install.KubeVersion = kubeVersion
@@ -83,23 +104,39 @@ func renderChart(ch *chartv2.Chart, vals map[string]any) (*rendered, error) {
 	if !ok {
 		return nil, fmt.Errorf("release of type %T", rel)
 	}
-	if len(r.Hooks) > 0 {
-		return nil, fmt.Errorf("the chart has %d hooks; it should have none", len(r.Hooks))
-	}
 	objs, err := decode(r.Manifest)
 	if err != nil {
 		return nil, err
 	}
-	return &rendered{objs: objs, manifest: r.Manifest, notes: r.Info.Notes}, nil
+	out := &rendered{objs: objs, manifest: r.Manifest, notes: r.Info.Notes}
+	for _, h := range r.Hooks {
+		hook, err := decode(h.Manifest)
+		if err != nil {
+			return nil, fmt.Errorf("hook %s: %w", h.Path, err)
+		}
+		out.hooks = append(out.hooks, hook...)
+	}
+	return out, nil
 }
 
-// render renders the chart with the given --set assignments and fails the
-// test if Helm refuses.
+// render renders the chart into releaseNamespace with the given --set
+// assignments and fails the test if Helm refuses.
 func render(t *testing.T, set ...string) *rendered {
 	t.Helper()
-	out, err := renderChart(loadChart(t), values(t, set...))
-	require.NoError(t, err, "render with %v", set)
+	return renderIn(t, releaseNamespace, set...)
+}
+
+// renderIn is render into another release namespace.
+func renderIn(t *testing.T, namespace string, set ...string) *rendered {
+	t.Helper()
+	out, err := renderChartIn(loadChart(t), values(t, set...), namespace)
+	require.NoError(t, err, "render into %s with %v", namespace, set)
 	return out
+}
+
+// all is the release's objects and its hooks.
+func (r *rendered) all() []*unstructured.Unstructured {
+	return append(slices.Clone(r.objs), r.hooks...)
 }
 
 // decode splits a multi-document YAML stream into objects, skipping empty
@@ -123,9 +160,14 @@ func decode(manifest string) ([]*unstructured.Unstructured, error) {
 	}
 }
 
-// renderKustomize is `kustomize build dir`, as objects.
-func renderKustomize(t *testing.T, dir string) []*unstructured.Unstructured {
+// renderKustomize is `kustomize build dir`, as objects; with components, of
+// an overlay of dir that adds them (paths from this module's directory), as
+// a user's overlay adds kustomize/components/monitoring.
+func renderKustomize(t *testing.T, dir string, components ...string) []*unstructured.Unstructured {
 	t.Helper()
+	if len(components) > 0 {
+		dir = overlayWith(t, dir, components)
+	}
 	resMap, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
 	require.NoError(t, err, "kustomize build %s", dir)
 	doc, err := resMap.AsYaml()
@@ -133,6 +175,27 @@ func renderKustomize(t *testing.T, dir string) []*unstructured.Unstructured {
 	objs, err := decode(string(doc))
 	require.NoError(t, err)
 	return objs
+}
+
+// overlayWith writes a kustomization that adds components to dir into a
+// temporary directory (kustomize refuses absolute paths: the references are
+// relative to it) and returns that directory.
+func overlayWith(t *testing.T, dir string, components []string) string {
+	t.Helper()
+	tmp := t.TempDir()
+	rel := func(p string) string {
+		abs, err := filepath.Abs(p)
+		require.NoError(t, err)
+		r, err := filepath.Rel(tmp, abs)
+		require.NoError(t, err)
+		return r
+	}
+	k := "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - " + rel(dir) + "\ncomponents:\n"
+	for _, c := range components {
+		k += "  - " + rel(c) + "\n"
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(tmp, "kustomization.yaml"), []byte(k), 0o600))
+	return tmp
 }
 
 // key names an object: Kind namespace/name.

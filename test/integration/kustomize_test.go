@@ -42,7 +42,7 @@ func TestKustomizeOverlays(t *testing.T) {
 	crds := len(renderOverlay(t, filepath.Join(env.RepoRoot, "manifests", "crd")))
 	overlays := []struct {
 		name       string
-		cluster    bool // carries the cluster unit: CRDs, namespaces, NetworkPolicy, ServiceMonitor
+		cluster    bool // carries the cluster unit: CRDs, namespaces, NetworkPolicy
 		components []string
 	}{
 		{name: "cluster", cluster: true},
@@ -60,7 +60,7 @@ func TestKustomizeOverlays(t *testing.T) {
 				shared = 1
 			}
 			assertKinds(t, objs, map[string]int{"CustomResourceDefinition": shared * crds, "Namespace": shared * 2,
-				"ServiceMonitor": shared, "NetworkPolicy": shared, "UserRole": shared * 3}, o.components)
+				"ServiceMonitor": 0, "NetworkPolicy": shared, "UserRole": shared * 3}, o.components)
 			declared := declaredRoles(t, env.RepoRoot)
 			for _, obj := range objs {
 				assertOnlyDeclaredPermissions(t, obj, declared)
