@@ -19,9 +19,10 @@
 //     kustomize/components/task-network-policy;
 //   - grafana-dashboard.json: manifests/grafana/opsnorth-scheduler.json;
 //
-// and sets the chart's appVersion to the image tag the all-in-one overlay
-// pins (the same for every manager). Each kustomization is rendered with
-// krusty, as `kubectl apply -k` would, one object a file.
+// and sets the chart's appVersion, and the tags of its artifacthub.io/images
+// annotation, to the image tag the all-in-one overlay pins (the same for
+// every manager). Each kustomization is rendered with krusty, as `kubectl
+// apply -k` would, one object a file.
 package main
 
 import (
@@ -181,6 +182,11 @@ func setAppVersion(chartYAML, overlay string) error {
 		return errors.New(chartYAML + ": no appVersion line")
 	}
 	updated := appVersionLine.ReplaceAll(chart, []byte(fmt.Sprintf("appVersion: %q", tag)))
+	// The artifacthub.io/images annotation names each image at that tag.
+	for _, img := range k.Images {
+		line := regexp.MustCompile(`(image: ` + regexp.QuoteMeta(img.Name) + `):\S+`)
+		updated = line.ReplaceAll(updated, []byte("${1}:"+tag))
+	}
 	if bytes.Equal(updated, chart) {
 		return nil
 	}
