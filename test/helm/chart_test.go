@@ -1,6 +1,7 @@
 package helm
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -49,7 +50,7 @@ func TestDefaultRender(t *testing.T) {
 	ch := loadChart(t)
 	kinds := out.kinds()
 	for kind, n := range map[string]int{
-		"Namespace":           2,
+		"Namespace":           1, // the task namespace; the release's is Helm's
 		"Deployment":          3,
 		"ServiceAccount":      3,
 		"Service":             3,
@@ -76,11 +77,8 @@ func TestDefaultRender(t *testing.T) {
 	assert.Equal(t, []string{"opsnorth-scheduler-workflow-creator"}, out.names("MutatingAdmissionPolicyBinding"))
 	assert.Equal(t, kinds["Role"], kinds["RoleBinding"], "every Role is bound")
 
+	assertRecommendedLabels(t, ch, out)
 	for _, obj := range out.objs {
-		labels := obj.GetLabels()
-		assert.Equal(t, "opsnorth-scheduler", labels["app.kubernetes.io/part-of"], "%s", key(obj))
-		assert.Equal(t, "Helm", labels["app.kubernetes.io/managed-by"], "%s", key(obj))
-		assert.Equal(t, releaseName, labels["app.kubernetes.io/instance"], "%s", key(obj))
 		if obj.GetKind() == "CustomResourceDefinition" || obj.GetKind() == "Namespace" {
 			assert.Equal(t, "keep", obj.GetAnnotations()["helm.sh/resource-policy"], "%s is kept on uninstall", key(obj))
 		} else {
@@ -90,6 +88,7 @@ func TestDefaultRender(t *testing.T) {
 	for _, ns := range out.ofKind("Namespace") {
 		assert.Equal(t, "restricted", ns.GetLabels()["pod-security.kubernetes.io/enforce"], "%s", key(ns))
 	}
+	assert.Nil(t, out.get("Namespace", "", releaseNamespace), "the release namespace is Helm's (--create-namespace), never the chart's")
 	for _, c := range managers {
 		d := deployment(t, out, "opsnorth-system", c)
 		require.Len(t, d.Spec.Template.Spec.Containers, 1)
@@ -101,6 +100,12 @@ func TestDefaultRender(t *testing.T) {
 		assert.Contains(t, container.Args, "--leader-elect=true")
 		assert.Contains(t, container.Args, "--leader-election-retry-period=500ms")
 		assert.Equal(t, "opsnorth-scheduler-"+c, d.Spec.Template.Spec.ServiceAccountName)
+		pod := d.Spec.Template.Spec.SecurityContext
+		require.NotNil(t, pod)
+		assert.Equal(t, &corev1.PodSecurityContext{RunAsNonRoot: ptr(true), SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
+			pod, "no fixed UID or GID: the image's USER, or the one an arbitrary-UID policy assigns")
+		assert.Equal(t, &corev1.SecurityContext{AllowPrivilegeEscalation: ptr(false), ReadOnlyRootFilesystem: ptr(true),
+			Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}}, container.SecurityContext)
 	}
 	assert.Contains(t, out.notes, "kept on `helm uninstall`")
 	assert.Contains(t, out.notes, "kubectl get opsnorth -A", "the notes list the suite's objects by its category")
@@ -126,9 +131,10 @@ func TestAppVersionIsTheKustomizeImageTag(t *testing.T) {
 func TestRenderVariations(t *testing.T) {
 	defaults := render(t)
 	cases := []struct {
-		name  string
-		set   []string
-		check func(t *testing.T, out *rendered)
+		name      string
+		namespace string // the release's; empty: releaseNamespace
+		set       []string
+		check     func(t *testing.T, out *rendered)
 	}{
 		{
 			name: "a manager disabled",
@@ -201,7 +207,7 @@ func TestRenderVariations(t *testing.T) {
 			name: "namespaces.keep=false",
 			set:  []string{"namespaces.keep=false"},
 			check: func(t *testing.T, out *rendered) {
-				require.Len(t, out.ofKind("Namespace"), 2)
+				require.Len(t, out.ofKind("Namespace"), 1)
 				for _, ns := range out.ofKind("Namespace") {
 					assert.Empty(t, ns.GetAnnotations(), "%s", key(ns))
 				}
@@ -278,28 +284,97 @@ func TestRenderVariations(t *testing.T) {
 			},
 		},
 		{
-			name: "other namespaces",
-			set:  []string{"namespaces.system=ops", "namespaces.tasks=agents"},
+			name:      "another release namespace",
+			namespace: "ops",
+			set:       []string{"namespaces.tasks=agents"},
 			check: func(t *testing.T, out *rendered) {
-				assert.NotContains(t, out.manifest, "opsnorth-system", "every reference to the managers' namespace follows the value")
+				assert.NotContains(t, out.manifest, "opsnorth-system", "every reference to the managers' namespace is the release's")
 				assert.NotContains(t, out.manifest, "agent-tasks", "every reference to the task namespace follows the value")
-				assert.ElementsMatch(t, []string{"ops", "agents"}, out.names("Namespace"))
-				for _, obj := range out.objs {
+				assert.Equal(t, []string{"agents"}, out.names("Namespace"),
+					"the task namespace is created, the release namespace never (Helm's --create-namespace owns it)")
+				for _, obj := range out.all() {
 					if ns := obj.GetNamespace(); ns != "" {
 						assert.Contains(t, []string{"ops", "agents"}, ns, "%s", key(obj))
 					}
 				}
+				for _, kind := range []string{"Deployment", "ServiceAccount", "Service", "PodDisruptionBudget", "RoleBinding", "ConfigMap"} {
+					for _, obj := range out.ofKind(kind) {
+						assert.Equal(t, "ops", obj.GetNamespace(), "%s: the managers' objects land in the release namespace", key(obj))
+					}
+				}
+				assert.Equal(t, "agents", out.get("ResourceQuota", "agents", "opsnorth-scheduler-cross-namespace-affinity").GetNamespace())
 				assert.NotNil(t, out.get("Role", "ops", "opsnorth-scheduler-workflows"), "generated Roles follow their namespace")
 				assert.Equal(t, "true", out.get("Namespace", "", "agents").GetLabels()["scheduler.opsnorth.io/backend"],
 					"the task namespace is the backend namespace")
 				assert.Contains(t, out.manifest, "system:serviceaccount:ops:opsnorth-scheduler-workflows",
 					"the policies name the ServiceAccounts where they are")
-				for c, env := range map[string]string{"tasks": "TASK_NAMESPACE", "workflows": "WORKFLOW_NAMESPACE"} {
-					for _, e := range deployment(t, out, "ops", c).Spec.Template.Spec.Containers[0].Env {
-						assert.NotEqual(t, env, e.Name, "the %s manager serves every bound and backend namespace", c)
+				for _, b := range append(out.ofKind("RoleBinding"), out.ofKind("ClusterRoleBinding")...) {
+					subjects, _, _ := unstructured.NestedSlice(b.Object, "subjects")
+					for _, s := range subjects {
+						assert.Equal(t, "ops", s.(map[string]any)["namespace"], "%s binds the ServiceAccounts of the release namespace", key(b))
 					}
 				}
+				ref, _, _ := unstructured.NestedString(out.get("ValidatingAdmissionPolicyBinding", "", "opsnorth-scheduler-reserved-hosts").Object,
+					"spec", "paramRef", "namespace")
+				assert.Equal(t, "ops", ref, "the reserved hosts are read from the release namespace")
+				for _, c := range managers {
+					d := deployment(t, out, "ops", c)
+					for _, e := range d.Spec.Template.Spec.Containers[0].Env {
+						assert.NotContains(t, []string{"WATCH_NAMESPACE", "TASK_NAMESPACE", "WORKFLOW_NAMESPACE"}, e.Name,
+							"the %s manager serves every bound and backend namespace", c)
+					}
+					assert.Contains(t, d.Spec.Template.Spec.Containers[0].Env, corev1.EnvVar{Name: "LEADER_ELECTION_NAMESPACE",
+						ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.namespace"}}},
+						"the managers find their own namespace from the pod, not from a constant")
+				}
 				assert.Equal(t, "agents", networkPolicy(t, out).Namespace)
+				assert.Contains(t, out.notes, "Managers in ops (the release namespace)")
+			},
+		},
+		{
+			name: "security contexts overridden",
+			set: []string{"podSecurityContext.runAsUser=1000710000", "podSecurityContext.fsGroup=1000710000",
+				"securityContext.readOnlyRootFilesystem=false", "podSecurityContext.seccompProfile=null"},
+			check: func(t *testing.T, out *rendered) {
+				for _, c := range managers {
+					pod := deployment(t, out, "opsnorth-system", c).Spec.Template.Spec
+					assert.Equal(t, &corev1.PodSecurityContext{RunAsNonRoot: ptr(true), RunAsUser: ptr(int64(1000710000)), FSGroup: ptr(int64(1000710000))},
+						pod.SecurityContext, "values merge into the defaults; null drops one")
+					assert.Equal(t, &corev1.SecurityContext{AllowPrivilegeEscalation: ptr(false), ReadOnlyRootFilesystem: ptr(false),
+						Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}}, pod.Containers[0].SecurityContext)
+				}
+				test := testPod(t, out)
+				assert.Equal(t, ptr(int64(1000710000)), test.Spec.SecurityContext.RunAsUser, "the test pod runs as the managers do")
+				assert.Equal(t, ptr(false), test.Spec.Containers[0].SecurityContext.ReadOnlyRootFilesystem)
+			},
+		},
+		{
+			name: "image by digest, registries",
+			set: []string{
+				"managers.tasks.image.tag=v9.9.9", "managers.tasks.image.digest=sha256:" + strings.Repeat("ab", 32),
+				"managers.tasks.image.registry=registry.example.com:5000/mirror",
+				"managers.workflows.image.tag=v9.9.9",
+				"global.imageRegistry=mirror.example.org",
+			},
+			check: func(t *testing.T, out *rendered) {
+				image := func(c string) string {
+					return deployment(t, out, "opsnorth-system", c).Spec.Template.Spec.Containers[0].Image
+				}
+				assert.Equal(t, "registry.example.com:5000/mirror/opsnorth/scheduler-tasks@sha256:"+strings.Repeat("ab", 32), image("tasks"),
+					"the digest wins over the tag; the manager's registry over the global one")
+				assert.Equal(t, "mirror.example.org/opsnorth/scheduler-workflows:v9.9.9", image("workflows"))
+				assert.Equal(t, "mirror.example.org/opsnorth/scheduler-deployments:"+loadChart(t).Metadata.AppVersion, image("deployments"))
+				assert.Contains(t, out.notes, "tasks: 2 replica(s), image registry.example.com:5000/mirror/opsnorth/scheduler-tasks@sha256:")
+				assert.Equal(t, image("deployments"), testPod(t, out).Spec.Containers[0].Image, "the test runs in a manager's own image")
+			},
+		},
+		{
+			name: "tests off",
+			set:  []string{"tests.enabled=false"},
+			check: func(t *testing.T, out *rendered) {
+				assert.Empty(t, out.hooks)
+				assert.Len(t, out.objs, len(defaults.objs), "the release itself is the same")
+				assert.NotContains(t, out.notes, "helm test")
 			},
 		},
 		{
@@ -413,10 +488,12 @@ func TestRenderVariations(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			tc.check(t, render(t, tc.set...))
+			tc.check(t, renderIn(t, cmp.Or(tc.namespace, releaseNamespace), tc.set...))
 		})
 	}
 }
+
+func ptr[T any](v T) *T { return &v }
 
 func deployment(t *testing.T, out *rendered, namespace, component string) *appsv1.Deployment {
 	t.Helper()

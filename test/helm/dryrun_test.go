@@ -1,6 +1,7 @@
 package helm
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -15,29 +16,39 @@ import (
 	"k8s.io/client-go/restmapper"
 )
 
-// TestServerSideDryRun applies the rendered chart to a real kube-apiserver
-// with a server-side dry run, for the defaults and for variations that change
-// what is rendered, so that every object, as the API server's validation,
-// defaulting and admission see it, is valid: CRD schemas and CEL rules,
-// policy expressions, RBAC, the pod specs. Only the namespaces are created
-// for real (a dry run in a namespace that does not exist fails).
+// TestServerSideDryRun applies the rendered chart, its test's hooks
+// included, to a real kube-apiserver with a server-side dry run, for the
+// defaults and for variations that change what is rendered, so that every
+// object, as the API server's validation, defaulting and admission see it,
+// is valid: CRD schemas and CEL rules, policy expressions, RBAC, the pod
+// specs. Only the namespaces are created for real (a dry run in a namespace
+// that does not exist fails): the release namespace first, as `helm install
+// --create-namespace` does.
 func TestServerSideDryRun(t *testing.T) {
 	cfg := requireAPIServer(t)
-	for name, set := range map[string][]string{
-		"defaults":         nil,
-		"everything on":    {"monitoring.serviceMonitor.enabled=true", "monitoring.dashboard.enabled=true", "taskNetworkPolicy.extraExcept={203.0.113.10/32,2001:db8::1/128}"},
-		"other namespaces": {"namespaces.system=ops", "namespaces.tasks=agents", "managers.deployments.replicas=1"},
-		"customised": {
+	for name, tc := range map[string]struct {
+		namespace string
+		set       []string
+	}{
+		"defaults":      {namespace: releaseNamespace},
+		"everything on": {namespace: releaseNamespace, set: []string{"monitoring.serviceMonitor.enabled=true", "monitoring.dashboard.enabled=true", "taskNetworkPolicy.extraExcept={203.0.113.10/32,2001:db8::1/128}"}},
+		"another release namespace": {namespace: "ops", set: []string{"namespaces.tasks=agents", "managers.deployments.replicas=1",
+			"managers.tasks.image.digest=sha256:" + strings.Repeat("0f", 32), "podSecurityContext.runAsUser=1000710000"}},
+		"customised": {namespace: releaseNamespace, set: []string{
 			"managers.tasks.env[0].name=X", "managers.tasks.env[0].valueFrom.secretKeyRef.name=s", "managers.tasks.env[0].valueFrom.secretKeyRef.key=k",
 			"managers.tasks.tolerations[0].key=dedicated", "managers.tasks.tolerations[0].operator=Exists",
 			"managers.tasks.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].key=pool",
 			"managers.tasks.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].operator=Exists",
 			"managers.tasks.podDisruptionBudget.minAvailable=50%", "managers.tasks.resources.limits.memory=1e9",
-		},
+		}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			out := render(t, set...)
-			dryRunApply(t, cfg, out.objs)
+			out := renderIn(t, tc.namespace, tc.set...)
+			release := &unstructured.Unstructured{}
+			release.SetAPIVersion("v1")
+			release.SetKind("Namespace")
+			release.SetName(tc.namespace)
+			dryRunApply(t, cfg, append([]*unstructured.Unstructured{release}, out.all()...))
 		})
 	}
 }

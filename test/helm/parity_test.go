@@ -38,6 +38,8 @@ func TestChartMatchesKustomize(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			kustomize := byKey(t, renderKustomize(t, allInOne, tc.components...))
+			require.Contains(t, kustomize, "Namespace "+releaseNamespace)
+			delete(kustomize, "Namespace "+releaseNamespace)
 			assertSameInstall(t, byKey(t, render(t, tc.set...).objs), kustomize)
 		})
 	}

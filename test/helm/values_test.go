@@ -1,6 +1,7 @@
 package helm
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -34,9 +35,16 @@ func TestValuesRefused(t *testing.T) {
 		{[]string{"replicas=3"}, "replicas"},
 		{[]string{"crds.install=yes"}, "/crds/install"},
 		{[]string{"crds.keeps=true"}, "keeps"},
-		{[]string{"namespaces.system=Opsnorth_System"}, "/namespaces/system"},
+		{[]string{"namespaces.system=Opsnorth_System"}, "namespaces.system (Opsnorth_System) is no longer a value"},
 		{[]string{"namespaces.tasks="}, "/namespaces/tasks"},
-		{[]string{"managers.deployments.deploymentDomain="}, "/managers/deployments/deploymentDomain"},
+		{[]string{"managers.deployments.deploymentDomain=Apps.Example.com"}, "/managers/deployments/deploymentDomain"},
+		{[]string{"managers.tasks.image.digest=sha256:abc"}, "/managers/tasks/image/digest"},
+		{[]string{"managers.tasks.image.digest=latest"}, "/managers/tasks/image/digest"},
+		{[]string{"managers.tasks.image.registry=https://registry.example.com"}, "/managers/tasks/image/registry"},
+		{[]string{"managers.tasks.image.tag=v1:2"}, "/managers/tasks/image/tag"},
+		{[]string{"podSecurityContext=strict"}, "/podSecurityContext"},
+		{[]string{"tests.timeout=soon"}, "/tests/timeout"},
+		{[]string{"tests.enable=false"}, "enable"},
 		{[]string{"managers.deployments.deploymentDomain=https://apps.example.com"}, "/managers/deployments/deploymentDomain"},
 		{[]string{"managers.deployments.clusterSecretStore="}, "/managers/deployments/clusterSecretStore"},
 		{[]string{"managers.deployments.reservedHosts={Www}"}, "/managers/deployments/reservedHosts/0"},
@@ -60,7 +68,9 @@ func TestValuesRefused(t *testing.T) {
 		{[]string{"monitoring.serviceMonitor.enabled=1"}, "/monitoring/serviceMonitor/enabled"},
 		{[]string{"imagePullSecrets[0].secret=x"}, "/imagePullSecrets/0"},
 		// What the templates refuse.
-		{[]string{"namespaces.tasks=opsnorth-system"}, "namespaces.system and namespaces.tasks must differ"},
+		{[]string{"namespaces.tasks=opsnorth-system"}, "namespaces.tasks (opsnorth-system) must differ from the release namespace"},
+		{[]string{"namespaces.system=ops"}, "namespaces.system (ops) is no longer a value: the managers install into the release namespace (opsnorth-system). Install with `helm install -n ops --create-namespace`"},
+		{[]string{"managers.deployments.deploymentDomain="}, "managers.deployments.deploymentDomain is required"},
 		{[]string{"managers.tasks.leaderElection.enabled=false"}, "managers.tasks: 2 replicas need leaderElection.enabled"},
 	}
 	ch := loadChart(t)
@@ -84,9 +94,62 @@ func TestValuesAccepted(t *testing.T) {
 		{"managers.tasks.env[0].name=X", "managers.tasks.env[0].valueFrom.secretKeyRef.name=s", "managers.tasks.env[0].valueFrom.secretKeyRef.key=k"},
 		{"managers.tasks.leaderElection.leaseDuration=1m30s"},
 		{"global.imageRegistry=example.com"},
+		{"namespaces.system=opsnorth-system"}, // an old values file naming the release namespace
+		{"managers.deployments.enabled=false", "managers.deployments.deploymentDomain="},
+		{"managers.tasks.image.registry=localhost:5000"},
 	} {
 		t.Run(strings.Join(set, ","), func(t *testing.T) {
 			render(t, set...)
 		})
 	}
+}
+
+// TestDeploymentDomainRequired: the chart has no default domain (apps of a
+// real cluster on example.com hosts would be a silent misconfiguration); a
+// plain install fails, naming the value to set, and the schema says so.
+func TestDeploymentDomainRequired(t *testing.T) {
+	const want = "managers.deployments.deploymentDomain is required: the parent DNS domain of the apps' hosts (<name>.<domain>, <name>.int.<domain>). " +
+		"Set it, e.g. --set managers.deployments.deploymentDomain=apps.example.com"
+	ch := loadChart(t)
+	_, err := renderChart(ch, map[string]any{}) // `helm install` without values
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), want)
+
+	out := render(t, "managers.deployments.enabled=false", "managers.deployments.deploymentDomain=")
+	assert.Len(t, out.ofKind("Deployment"), 2, "without the deployments manager no domain is needed")
+
+	var schema struct {
+		Properties struct {
+			Managers struct {
+				Properties struct {
+					Deployments struct {
+						Properties map[string]struct {
+							Description string `json:"description"`
+						} `json:"properties"`
+					} `json:"deployments"`
+				} `json:"properties"`
+			} `json:"managers"`
+		} `json:"properties"`
+	}
+	require.NoError(t, json.Unmarshal(ch.Schema, &schema))
+	assert.Contains(t, schema.Properties.Managers.Properties.Deployments.Properties["deploymentDomain"].Description,
+		"Required while managers.deployments.enabled")
+	assert.Empty(t, ch.Values["managers"].(map[string]any)["deployments"].(map[string]any)["deploymentDomain"], "no default domain")
+}
+
+// TestReleaseNamespaceRefused: the managers go into the release namespace,
+// so the chart refuses namespaces they cannot work in, naming -n.
+func TestReleaseNamespaceRefused(t *testing.T) {
+	ch := loadChart(t)
+	for _, ns := range []string{"default", "kube-system", "kube-public", "kube-node-lease"} {
+		t.Run(ns, func(t *testing.T) {
+			_, err := renderChartIn(ch, values(t), ns)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "the release namespace is \""+ns+"\"")
+			assert.Contains(t, err.Error(), "helm install -n opsnorth-system --create-namespace")
+		})
+	}
+	_, err := renderChartIn(ch, values(t), "agent-tasks")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "namespaces.tasks (agent-tasks) must differ from the release namespace")
 }
