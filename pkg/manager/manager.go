@@ -68,6 +68,7 @@ func Run(ctx context.Context, opts Options, c Component) error {
 	if err := c.Setup(ctx, deps); err != nil {
 		return fmt.Errorf("set up %s: %w", c.Name, err)
 	}
+	reportBuildInfo(c.Name)
 	if err := mgr.Start(ctx); err != nil {
 		return fmt.Errorf("run manager: %w", err)
 	}

@@ -131,6 +131,9 @@ func Setup(ctx context.Context, d *manager.Deps, cfg Config) error {
 	if err := b.Complete(r); err != nil {
 		return fmt.Errorf("build %s controller: %w", ControllerName, err)
 	}
+	if err := mgr.Add(activeGauges.Reporter(collectActive(r.listers))); err != nil {
+		return fmt.Errorf("add active tasks gauge: %w", err)
+	}
 	return nil
 }
 

@@ -23,6 +23,11 @@ func reconcileCount(t *testing.T) float64 {
 	return testkit.ByLabel(t, "controller_runtime_reconcile_total", "controller")[tasks.ControllerName]
 }
 
+// active is the gauge of the tasks of namespace in phase, as the leader reports it.
+func active(t *testing.T, namespace, phase string) float64 {
+	return testkit.Sum(t, "opsnorth_agenttasks_active", map[string]string{"task_namespace": namespace, "phase": phase})
+}
+
 func histogram(t *testing.T, h prometheus.Observer) (count uint64, sum float64) {
 	got := testkit.Histogram(t, h.(prometheus.Histogram))
 	return got.GetSampleCount(), got.GetSampleSum()
@@ -77,6 +82,9 @@ func TestMetrics(t *testing.T) {
 		n, _ = histogram(t, tasks.PodCreationDuration.WithLabelValues(k.ns))
 		assert.Equal(c, uint64(2), n-podCreations)
 	}, wait, 20*time.Millisecond)
+	assert.Equal(t, 2.0, active(t, k.ns, "Running"), "both tasks run")
+	assert.Zero(t, active(t, k.ns, "Pending"))
+	assert.Equal(t, 1.0, testkit.Sum(t, "opsnorth_build_info", map[string]string{"manager": "tasks", "version": manager.Version()}))
 	// A manager that starts anew reconciles the running tasks again: their
 	// startup and pod creation are not observed twice.
 	m.Stop(t)
@@ -101,6 +109,9 @@ func TestMetrics(t *testing.T) {
 		assert.Equal(c, 2.0, transitions("Pending", "Running")-before["started"])
 		assert.Equal(c, 1.0, transitions("Running", "Succeeded")-before["ok"])
 		assert.Equal(c, 1.0, transitions("Running", "Failed")-before["ko"])
+	}, wait, 20*time.Millisecond)
+	assert.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.Zero(c, active(t, k.ns, "Running"), "ended tasks are not active")
 	}, wait, 20*time.Millisecond)
 	count, sum := histogram(t, tasks.StartupDuration.WithLabelValues(k.ns))
 	assert.Equal(t, uint64(2), count-startups)

@@ -38,6 +38,36 @@ func ByLabel(t testing.TB, name, label string) map[string]float64 {
 	return out
 }
 
+// Sum sums the counter and gauge series of family name in the process's
+// controller-runtime registry that carry every label of match.
+func Sum(t testing.TB, name string, match map[string]string) float64 {
+	t.Helper()
+	families, err := metrics.Registry.Gather()
+	require.NoError(t, err)
+	sum := 0.0
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			if hasLabels(m, match) {
+				sum += m.GetCounter().GetValue() + m.GetGauge().GetValue()
+			}
+		}
+	}
+	return sum
+}
+
+func hasLabels(m *dto.Metric, match map[string]string) bool {
+	found := 0
+	for _, l := range m.GetLabel() {
+		if v, ok := match[l.GetName()]; ok && v == l.GetValue() {
+			found++
+		}
+	}
+	return found == len(match)
+}
+
 // Histogram returns the current state of h.
 func Histogram(t testing.TB, h prometheus.Histogram) *dto.Histogram {
 	t.Helper()

@@ -24,6 +24,10 @@ var (
 		Name: "opsnorth_webhook_requests_in_flight",
 		Help: "Completion webhook requests under way, by kind.",
 	}, []string{"kind"})
+	gaveUp = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "opsnorth_webhook_gave_up_total",
+		Help: "Completion webhooks abandoned after their last attempt failed, by kind.",
+	}, []string{"kind"})
 	parked = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "opsnorth_webhook_deliveries_parked",
 		Help: "Due completion webhooks waiting because their receiver host has --webhook-max-per-host requests under way, by kind.",
@@ -31,7 +35,7 @@ var (
 )
 
 // registerMetrics adds the metrics to controller-runtime's registry, once per process.
-var registerMetrics = manager.MetricsRegistrar(deliveries, attemptDuration, inFlight, parked)
+var registerMetrics = manager.MetricsRegistrar(deliveries, attemptDuration, gaveUp, inFlight, parked)
 
 // resultLabel is an attempt's result label.
 func resultLabel(res Result) string {
@@ -49,4 +53,9 @@ func resultLabel(res Result) string {
 // Deliveries returns the counter of attempts of kind with result, for tests.
 func Deliveries(kind, result string) prometheus.Counter {
 	return deliveries.WithLabelValues(kind, result)
+}
+
+// GaveUp returns the counter of deliveries of kind abandoned, for tests.
+func GaveUp(kind string) prometheus.Counter {
+	return gaveUp.WithLabelValues(kind)
 }

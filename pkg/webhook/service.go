@@ -222,6 +222,7 @@ func (s *Service) report(ctx context.Context, d *Delivery, res Result, state *v1
 	}
 	log.Info("completion webhook attempt failed", "gaveUp", state.GaveUp, "error", state.LastError)
 	if state.GaveUp {
+		gaveUp.WithLabelValues(s.opts.Kind).Inc()
 		s.event(d, "Warning", "WebhookGaveUp",
 			fmt.Sprintf("gave up the completion webhook after %d attempt(s): %s", state.Attempts, state.LastError))
 		return

@@ -38,7 +38,7 @@ var (
 	CollectedTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "opsnorth_workflows_collected_total",
 		Help: "Finished Workflows deleted, with their step tasks, at the end of their TTL (ttlSecondsAfterFinished), by namespace.",
-	}, []string{"namespace"})
+	}, []string{"workflow_namespace"})
 	HopLatency = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name: "opsnorth_workflow_step_hop_latency_seconds",
 		Help: "Time from a step's AgentTask reaching Succeeded (as first observed by this manager, " +
@@ -48,7 +48,7 @@ var (
 )
 
 // registerMetrics adds the metrics to controller-runtime's registry, once per process.
-var registerMetrics = manager.MetricsRegistrar(StartedTotal, CompletedTotal, Duration, HopLatency, CollectedTotal)
+var registerMetrics = manager.MetricsRegistrar(StartedTotal, CompletedTotal, Duration, HopLatency, CollectedTotal, stateGauges)
 
 // hopTracker remembers when this manager first saw each step task succeed,
 // which is more precise than the task's completionTime (whole seconds).

@@ -96,6 +96,9 @@ func Setup(ctx context.Context, deps *manager.Deps, cfg Config) error {
 	if err := b.Complete(r); err != nil {
 		return fmt.Errorf("build workflow controller: %w", err)
 	}
+	if err := deps.Manager.Add(stateGauges.Reporter(collectStates(deps.Informers.Factories(), r.now))); err != nil {
+		return fmt.Errorf("add workflow state gauges: %w", err)
+	}
 	return nil
 }
 

@@ -25,13 +25,15 @@ import (
 	"opsnorth.io/scheduler/pkg/localcluster"
 )
 
-// The chart and how the test installs it: the release record lives in
-// "default"; the chart's objects go to its namespaces (values
-// namespaces.system and namespaces.tasks, left at their defaults).
+// The chart and how the test installs it, as users do (`helm install -n
+// opsnorth-system --create-namespace`): the release and the managers in the
+// managers' namespace, tasks in namespaces.tasks (left at its default).
 const (
 	chartDir         = "manifests/charts/opsnorth-scheduler"
 	release          = "opsnorth-scheduler"
-	releaseNamespace = "default"
+	releaseNamespace = localcluster.ManagerNamespace
+	// domain is the value the chart requires, the kustomize packaging's.
+	domain = "--set=managers.deployments.deploymentDomain=apps.example.com"
 )
 
 // TestHelmInstallUpgradeUninstall installs the suite with the real helm
@@ -61,7 +63,7 @@ func TestHelmInstallUpgradeUninstall(t *testing.T) {
 	}
 
 	start := time.Now()
-	helm.run(t, "install", release, chartDir, "--wait", "--timeout=3m")
+	helm.run(t, "install", release, chartDir, "--create-namespace", domain, "--wait", "--timeout=3m")
 	t.Logf("helm install --wait: %s", time.Since(start).Round(time.Millisecond))
 	installed := helm.manifest(t)
 	require.NotEmpty(t, ofKind(installed, "CustomResourceDefinition"), "the chart installs the CRDs")
@@ -82,7 +84,7 @@ func TestHelmInstallUpgradeUninstall(t *testing.T) {
 
 	t.Run("upgrade", func(t *testing.T) {
 		start := time.Now()
-		helm.run(t, "upgrade", release, chartDir, "--wait", "--timeout=3m",
+		helm.run(t, "upgrade", release, chartDir, domain, "--wait", "--timeout=3m",
 			"--set=managers.tasks.maxConcurrentReconciles=20", "--set=managers.deployments.replicas=1")
 		t.Logf("helm upgrade --wait: %s", time.Since(start).Round(time.Millisecond))
 		assert.Contains(t, helm.run(t, "history", release), "Upgrade complete")
@@ -144,7 +146,7 @@ func TestHelmInstallUpgradeUninstall(t *testing.T) {
 	// Installing again adopts what uninstall kept (it still carries the
 	// release's annotations) and the managers carry on with the same objects.
 	start = time.Now()
-	helm.run(t, "install", release, chartDir, "--wait", "--timeout=3m")
+	helm.run(t, "install", release, chartDir, "--create-namespace", domain, "--wait", "--timeout=3m")
 	t.Logf("helm install again: %s", time.Since(start).Round(time.Millisecond))
 	managers = startManagers(t, localcluster.ManagerNamespace, localcluster.Components...)
 	next := againTask(t, task, "reinstalled")

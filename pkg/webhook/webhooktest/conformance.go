@@ -80,6 +80,7 @@ func Run(t *testing.T, k Kind) {
 	s.secret(t, "blank", "token", "")
 	s.secret(t, "bad-whsec", "token", "whsec_not!base64")
 	refused := testutil.ToFloat64(webhook.Deliveries(k.Name(), "refused"))
+	gaveUp := testutil.ToFloat64(webhook.GaveUp(k.Name()))
 	stop := k.Start(t, suiteSettings)
 
 	ok := testkit.NewReceiver(t, testkit.OK)
@@ -153,6 +154,7 @@ func Run(t *testing.T, k Kind) {
 		s.condition(t, o, metav1.ConditionFalse, "GaveUp")
 		s.event(t, "refused", "WebhookGaveUp", "after 1 attempt")
 		assert.Equal(t, 1.0, testutil.ToFloat64(webhook.Deliveries(k.Name(), "refused"))-refused)
+		assert.GreaterOrEqual(t, testutil.ToFloat64(webhook.GaveUp(k.Name()))-gaveUp, 1.0, "counted as given up")
 	})
 	for _, tc := range []struct{ name, object, secret, want, fixed string }{
 		{"missing secret", "missing-secret", "late", `secrets "late" not found`, "fixed-late"},
